@@ -1,0 +1,263 @@
+"""JavaScript string and JSON semantics the reference engine relies on.
+
+The reference assembler is JavaScript: its token estimates, hashes and
+signatures are taken over ``JSON.stringify`` output, its length thresholds
+count UTF-16 code units and its ``trim`` uses a different whitespace set
+from Python's.  Every module that must reproduce reference output goes
+through these helpers (spec §0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+# §0.2: the exact whitespace set of JS trim() and regex \s.
+JS_WHITESPACE = (
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+JS_WS_CLASS = "[" + re.escape(JS_WHITESPACE) + "]"
+_JS_WS_RUN = re.compile(JS_WS_CLASS + "+")
+
+
+def js_trim(text: str) -> str:
+    return text.strip(JS_WHITESPACE)
+
+
+def js_trim_start(text: str) -> str:
+    return text.lstrip(JS_WHITESPACE)
+
+
+def js_trim_end(text: str) -> str:
+    return text.rstrip(JS_WHITESPACE)
+
+
+def is_blank(value: object) -> bool:
+    """True for a string that is empty after JS trim (§0.3 "blank")."""
+    return isinstance(value, str) and js_trim(value) == ""
+
+
+def collapse_js_whitespace(text: str) -> str:
+    """Replace every run of JS whitespace with one space."""
+    return _JS_WS_RUN.sub(" ", text)
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, as JS ``String.length`` counts it."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def is_non_empty_string(value: object) -> bool:
+    return isinstance(value, str) and len(value) > 0
+
+
+# --- numbers -----------------------------------------------------------------
+
+
+def js_number_str(value: float) -> str:
+    """Format a double the way JS ``Number.prototype.toString`` does."""
+    if math.isnan(value) or math.isinf(value):
+        return "null"  # JSON.stringify turns NaN/±Infinity into null
+    if value == 0:
+        return "0"
+    text = repr(float(value))  # shortest round-trip digits
+    sign = ""
+    if text.startswith("-"):
+        sign, text = "-", text[1:]
+    if "e" in text or "E" in text:
+        mantissa, exp_text = text.lower().split("e")
+        exponent = int(exp_text)
+    else:
+        mantissa, exponent = text, 0
+    if "." in mantissa:
+        int_part, frac_part = mantissa.split(".")
+    else:
+        int_part, frac_part = mantissa, ""
+    if frac_part == "0":
+        frac_part = ""
+    digits = (int_part + frac_part).lstrip("0")
+    # decimal exponent n such that value = 0.d1d2... x 10^n
+    point = len(int_part) + exponent
+    if int_part.strip("0") == "":
+        # value like 0.000123 -> leading zeros in the fraction shift the point
+        stripped = frac_part.lstrip("0")
+        point = exponent - (len(frac_part) - len(stripped))
+        digits = stripped
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    n = point
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        exp = f"e{'+' if e >= 0 else '-'}{abs(e)}"
+        out = digits[0] + ("." + digits[1:] if k > 1 else "") + exp
+    return sign + out
+
+
+class JSNumber:
+    """A parsed JSON number whose JS text differs from Python's ``repr``.
+
+    Kept only for the rare numbers (floats in exponent ranges, integers past
+    2^53) where Python would print something JavaScript would not.
+    """
+
+    __slots__ = ("value", "text")
+
+    def __init__(self, value: float, text: str) -> None:
+        self.value = value
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JSNumber):
+            return self.value == other.value
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return self.value == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"JSNumber({self.text})"
+
+
+_MAX_SAFE = 2**53
+
+
+def _parse_float(text: str) -> float | int | JSNumber:
+    value = float(text)
+    if math.isinf(value):
+        # JS parses 1e400 as Infinity, which JSON.stringify prints as null
+        return JSNumber(value, "null")
+    if value.is_integer() and abs(value) < _MAX_SAFE:
+        return int(value)
+    js = js_number_str(value)
+    if js == repr(value):
+        return value
+    return JSNumber(value, js)
+
+
+def _parse_int(text: str) -> int | JSNumber:
+    value = int(text)
+    if abs(value) < _MAX_SAFE:
+        return value
+    as_double = float(value)
+    if math.isinf(as_double):
+        return JSNumber(as_double, "null")
+    return JSNumber(as_double, js_number_str(as_double))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"JSON.parse rejects {name}")
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build an object with JS key order: array-index keys first, ascending."""
+    if any(_is_index_key(k) for k, _ in pairs):
+        result: dict[str, Any] = {}
+        for k, v in pairs:
+            result[k] = v  # later duplicates win, like JS
+        index_keys = sorted((k for k in result if _is_index_key(k)), key=int)
+        other = [k for k in result if not _is_index_key(k)]
+        return {k: result[k] for k in index_keys + other}
+    return dict(pairs)
+
+
+def _is_index_key(key: str) -> bool:
+    return key.isdigit() and key.isascii() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_js_object,
+    parse_float=_parse_float,
+    parse_int=_parse_int,
+    parse_constant=_reject_constant,
+)
+
+
+def js_parse(text: str) -> Any:
+    """Parse JSON like ``JSON.parse``; raise ``ValueError`` where JS would throw."""
+    stripped = js_trim(text)
+    value, end = _DECODER.raw_decode(stripped)
+    if end != len(stripped):
+        raise ValueError("trailing data after JSON value")
+    return value
+
+
+def try_js_parse(text: str) -> tuple[bool, Any]:
+    try:
+        return True, js_parse(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+# --- serialization --------------------------------------------------------------
+
+_SENTINEL_OPEN = "\u0000\u2063JSNUM:"
+_SENTINEL_CLOSE = "\u2063\u0000"
+_ENCODED_OPEN = json.dumps(_SENTINEL_OPEN, ensure_ascii=False)[:-1]  # with the opening quote
+_ENCODED_CLOSE = json.dumps(_SENTINEL_CLOSE, ensure_ascii=False)[1:]  # with the closing quote
+_SENTINEL_RE = re.compile(re.escape(_ENCODED_OPEN) + "(.*?)" + re.escape(_ENCODED_CLOSE))
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, JSNumber):
+        return _SENTINEL_OPEN + value.text + _SENTINEL_CLOSE
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def js_stringify(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, insertion key order, raw non-ASCII."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=True)
+    except ValueError:  # pragma: no cover - circular reference; DB data has none
+        raise
+    if "NaN" in text or "Infinity" in text:
+        text = _fix_non_finite(value)
+    if _ENCODED_OPEN in text:
+        text = _SENTINEL_RE.sub(lambda m: json.loads('"' + m.group(1) + '"'), text)
+    if not text.isascii() and _SURROGATE_RE.search(text):
+        text = _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return text
+
+
+def _fix_non_finite(value: Any) -> str:
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), ensure_ascii=False, separators=(",", ":"), default=_default)
+
+
+def h16(value: Any) -> str:
+    """First 16 hex digits of SHA-256 over ``JSON.stringify(value)`` (§0.7)."""
+    return hashlib.sha256(js_stringify(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def to_plain(value: Any) -> Any:
+    """Replace ``JSNumber`` wrappers by plain floats (for display and export)."""
+    if isinstance(value, JSNumber):
+        return value.value
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_plain(v) for v in value]
+    return value

@@ -1,0 +1,288 @@
+"""The data ctxview passes between its layers.
+
+Rows read from an LCM database (``*Row``), the parameters of one assembly
+(``Params``) and the trace it returns (``Trace`` with one ``Decision`` per
+context item and per live input).  The trace is the only thing views read:
+every label, colour and explanation in the UI and in exports comes from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# --- rows read from the database ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartRow:
+    """One ``message_parts`` row (only the columns the assembler reads)."""
+
+    part_id: str | None
+    part_type: str
+    ordinal: int
+    text_content: str | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    tool_input: str | None = None
+    tool_output: str | None = None
+    metadata: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    message_id: int
+    seq: int
+    role: str  # DB role: system | user | assistant | tool
+    content: str
+    token_count: int | None = None
+    created_at: str | None = None
+    large_content: str | None = None
+    sender_metadata: str | None = None  # raw openclaw_sender_metadata JSON text
+    parts: tuple[PartRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    summary_id: str
+    kind: str  # leaf | condensed
+    depth: int
+    content: str
+    token_count: int | None = None
+    earliest_at: str | None = None  # raw TEXT, parsed by the renderer
+    latest_at: str | None = None
+    descendant_count: Any = 0  # raw column value; the renderer floors it (§1.1)
+    created_at: str | None = None
+    file_ids: str | None = None
+    model: str | None = None
+    parent_ids: tuple[str, ...] = ()  # summary_parents rows, ORDER BY ordinal (sources condensed into it)
+    source_message_ids: tuple[int, ...] = ()  # summary_messages rows, ORDER BY ordinal
+    max_source_seq: int | None = None  # §3 summaryMaxSourceSeq (recursive), precomputed by the store
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItemRow:
+    ordinal: int
+    item_type: str
+    message_id: int | None
+    summary_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LargeFileRow:
+    file_id: str
+    file_name: str | None = None
+    mime_type: str | None = None
+    byte_size: int | None = None
+    exploration_summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FocusBriefRow:
+    brief_id: str
+    prompt: str | None
+    content: str
+    status: str
+    token_count: Any = None
+    target_tokens: Any = None
+    covered_latest_at: str | None = None
+    covered_message_seq: int | None = None
+    created_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    """One row of the conversation picker / ``ctxview conversations``."""
+
+    conversation_id: int
+    session_id: str | None
+    session_key: str | None
+    title: str | None
+    active: bool
+    archived: bool
+    created_at: str | None
+    message_count: int
+    context_item_count: int
+    summary_count: int
+    token_total: int  # Σ stored token_count of the context items (messages + summaries)
+
+
+@dataclass(slots=True)
+class Session:
+    """Everything the assembler needs about one conversation, read in one pass."""
+
+    conversation: ConversationInfo
+    items: list[ContextItemRow]
+    messages: dict[int, MessageRow]
+    summaries: dict[str, SummaryRow]
+    large_files: dict[str, LargeFileRow] = field(default_factory=dict)
+    focus_brief: FocusBriefRow | None = None
+    compaction_pending: bool = False
+    fork_bounded: bool = False
+    source: str = ""  # path of the database, for titles and messages
+    warnings: list[str] = field(default_factory=list)
+    data_version: int | None = None  # PRAGMA data_version when it was read
+
+
+# --- parameters ----------------------------------------------------------------------
+
+ENGINE_DEFAULT_BUDGET = 128_000
+ENGINE_DEFAULT_FRESH_TAIL = 64
+ASSEMBLER_DEFAULT_FRESH_TAIL = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """Inputs of one assembly; defaults follow the reference engine (§9.1)."""
+
+    token_budget: int = ENGINE_DEFAULT_BUDGET
+    prompt: str | None = None
+    fresh_tail_count: float = ENGINE_DEFAULT_FRESH_TAIL
+    fresh_tail_max_tokens: int | None = None
+    prompt_aware_eviction: bool = False
+    stub_large_tool_payloads: bool = False
+    timezone: str = "UTC"
+    live_messages: tuple[Any, ...] | None = None  # message dicts, key order preserved
+    available_tools: tuple[str, ...] | None = None
+    engine: bool = True  # run the engine step (§9) after the assembler
+    reserved_tokens: int = 0  # host costs (system prompt, tool schemas) taken off the budget
+    scorer: str = "lcm"  # lcm | rarity | roi (issue 5)
+    tokenizer: str = "lcm"  # lcm | unicode (issue 5)
+    citations_path: str | None = None
+    stub_threshold: float = 0.3
+
+    @property
+    def effective_budget(self) -> int:
+        """The budget the assembler sees: the token budget less reserved host costs."""
+        return max(1, self.token_budget - max(0, self.reserved_tokens))
+
+
+# --- the trace --------------------------------------------------------------------------
+
+Segment = Literal["evictable", "fresh-tail", "focus", "live"]
+
+Outcome = Literal[
+    "kept",  # evictable item selected by the budget pass and emitted
+    "fresh-tail",  # protected newest item, emitted
+    "focus",  # focus-brief overlay item, always kept
+    "evicted",  # not selected by the budget pass
+    "stubbed",  # kept, but its payload replaced by a one-line stub
+    "tool-calls-stripped",  # kept, but some tool-call blocks removed (§7.1)
+    "dropped-orphan-calls",  # selected, but every block was an orphan call: message removed (§7.1)
+    "dropped-empty",  # selected, but empty after clean-up (§7.2–7.3)
+    "orphan-result-dropped",  # toolResult with no preceding call (§7.4)
+    "duplicate-dropped",  # duplicate call/result removed by the pairing repair (§7.4)
+    "evicted-for-live",  # assembled, then evicted by the engine to make room for a live input (§9.7)
+    "clamped",  # assembled, then cut by the serialized clamp (§9.8)
+    "prefill-stripped",  # trailing assistant removed (§9.9)
+    "covered",  # live input already present in the assembled context (§9.6)
+    "appended",  # live input appended to the context (§9.7)
+    "live-ignored",  # live message that is not a volatile candidate
+    "live-dropped",  # appended live input later removed by the clamp
+    "unresolved",  # context item that did not resolve (dangling reference, empty assistant)
+]
+
+KEPT_OUTCOMES: frozenset[str] = frozenset(
+    {"kept", "fresh-tail", "focus", "stubbed", "tool-calls-stripped", "appended"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TermMatch:
+    """One prompt term's share of an item's score (so views can say *why*)."""
+
+    term: str
+    count: int  # occurrences in the item
+    contribution: float  # what it added to the score
+    weight: float = 1.0  # scorer-specific weight (1 for BM25-lite; rarity/slug for others)
+    note: str = ""  # e.g. "slug bonus"
+
+
+@dataclass(slots=True)
+class Decision:
+    """What happened to one context item or live input, and why."""
+
+    key: str  # stable id across runs: "o:<ordinal>" for items, "l:<index>" for live inputs
+    ordinal: int | None  # context ordinal (None for live inputs)
+    live_index: int | None  # index in the live message list (None for context items)
+    kind: str  # message | summary | focus | live
+    label: str  # what the table shows: user / assistant / toolResult / leaf / condensed d2 / focus / live
+    role: str | None  # role as emitted
+    source_role: str | None  # DB role (messages only)
+    message_id: int | None
+    seq: int | None
+    summary_id: str | None
+    tokens: int  # item estimate (drives selection)
+    serialized_tokens: int | None  # serialized estimate, where the engine used one
+    score: float | None
+    matched_terms: tuple[TermMatch, ...]
+    segment: Segment
+    selected: bool  # in keptOrdinals (before clean-up)
+    outcome: Outcome
+    reason: str  # one line a person reads
+    pair_with: tuple[str, ...] = ()  # keys of tool-pair partners
+    tool_call_ids: tuple[str, ...] = ()  # call ids this item issues or answers
+    output_index: int | None = None  # position in the final messages, if emitted
+    protected: str | None = None  # why the engine may not evict it ("fresh tail", "live anchor", …)
+    evicted_by: str | None = None  # key of the live input that forced the eviction
+    covered_by: str | None = None  # for a covered live input: key of the item covering it
+    label_extra: str = ""  # scorer label such as "exact" / "keyword-only"
+    text: str = ""  # the text the scorer saw
+    synthetic_result_for: tuple[str, ...] = ()  # call ids that got a synthetic result after this item
+    min_budget: int | None = None  # smallest budget at which it is kept (budget sweep)
+
+    @property
+    def is_kept(self) -> bool:
+        return self.outcome in KEPT_OUTCOMES
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """The run as a whole: mode, boundaries and where the tokens went."""
+
+    selection_mode: str  # full-fit | prompt-aware | chronological | empty
+    fresh_tail_ordinal: int | None
+    token_budget: int
+    effective_budget: int
+    reserved_tokens: int
+    tail_tokens: int
+    focus_tokens: int
+    evictable_total_tokens: int
+    kept_evictable_tokens: int
+    remaining_budget: int
+    assembler_tokens: int  # the assembler's estimatedTokens (§6)
+    final_tokens: int  # the final (serialized) estimate the engine returns
+    live_appended_tokens: int = 0
+    evicted_for_live_tokens: int = 0
+    searchable_prompt: bool = False
+    prompt_terms: tuple[str, ...] = ()
+    engine_outcome: str = "assembled"
+    over_budget: bool = False
+    clamped: bool = False
+    low_confidence: bool = False  # prompt searchable, but every score is zero
+
+
+@dataclass(slots=True)
+class Trace:
+    params: Params
+    conversation_id: int | None
+    summary: RunSummary
+    decisions: list[Decision]  # context items in ordinal order, then live inputs in live order
+    messages: list[Any]  # the final messages the model receives
+    message_keys: list[str | None]  # parallel to messages: decision key, or None for synthetic results
+    assembler_messages: list[Any]
+    kept_ordinals: list[int]
+    unresolved_ordinals: list[int]
+    context_ordinals: list[int]
+    stages: dict[str, Any]  # parity-shaped stage records (assembler, volatileAppend, serializedClamp, …)
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+
+    def by_key(self) -> dict[str, Decision]:
+        return {d.key: d for d in self.decisions}
+
+    def outcome_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for d in self.decisions:
+            counts[d.outcome] = counts.get(d.outcome, 0) + 1
+        return counts
