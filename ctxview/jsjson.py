@@ -113,7 +113,7 @@ class JSNumber:
     2^53) where Python would print something JavaScript would not.
     """
 
-    __slots__ = ("value", "text")
+    __slots__ = ("text", "value")
 
     def __init__(self, value: float, text: str) -> None:
         self.value = value

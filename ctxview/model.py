@@ -230,6 +230,7 @@ class Decision:
     text: str = ""  # the text the scorer saw
     synthetic_result_for: tuple[str, ...] = ()  # call ids that got a synthetic result after this item
     min_budget: int | None = None  # smallest budget at which it is kept (budget sweep)
+    summary_kind: str | None = None  # leaf | condensed (summaries only)
 
     @property
     def is_kept(self) -> bool:

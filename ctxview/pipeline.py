@@ -1,0 +1,182 @@
+"""One assembly run, end to end: assembler, then engine step, as one Trace.
+
+``SessionAssembler`` keeps what does not depend on the parameters (resolved
+items, rendered messages, term counts) so that the TUI can re-assemble on
+every keystroke without re-reading or re-rendering the session.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from ctxview.assembly.assembler import AssemblerResult, assemble_context, resolve_session
+from ctxview.assembly.engine import EngineResult, reconcile
+from ctxview.model import Decision, Params, RunSummary, Session, Trace
+
+
+class SessionAssembler:
+    """Assembles one loaded session repeatedly with changing parameters."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._resolved: dict[str, Any] = {}
+        self._has_summary_items = any(item.item_type == "summary" for item in session.items)
+
+    def resolved(self, timezone: str) -> Any:
+        """Resolved items for a time zone (summary dates depend on it), built once."""
+        cached = self._resolved.get(timezone)
+        if cached is None:
+            cached = resolve_session(self.session, timezone)
+            self._resolved[timezone] = cached
+        return cached
+
+    def run(self, params: Params) -> Trace:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        resolved = self.resolved(params.timezone)
+        timings["resolve"] = time.perf_counter() - started
+
+        budget = params.effective_budget
+        mark = time.perf_counter()
+        asm = assemble_context(
+            self.session,
+            token_budget=budget,
+            prompt=params.prompt,
+            fresh_tail_count=params.fresh_tail_count,
+            fresh_tail_max_tokens=params.fresh_tail_max_tokens,
+            prompt_aware_eviction=params.prompt_aware_eviction,
+            stub_large_tool_payloads=params.stub_large_tool_payloads,
+            timezone=params.timezone,
+            resolved=resolved,
+        )
+        timings["assemble"] = time.perf_counter() - mark
+
+        engine: EngineResult | None = None
+        if params.engine:
+            mark = time.perf_counter()
+            engine = reconcile(
+                asm.messages,
+                asm.message_keys,
+                asm.estimated_tokens,
+                asm.protection_hashes,
+                live_messages=list(params.live_messages) if params.live_messages is not None else None,
+                token_budget=budget,
+                prompt=params.prompt,
+                available_tools=list(params.available_tools) if params.available_tools is not None else None,
+                context_item_count=len(self.session.items),
+                has_summary_items=self._has_summary_items,
+            )
+            timings["engine"] = time.perf_counter() - mark
+        timings["total"] = time.perf_counter() - started
+        return build_trace(self.session, params, asm, engine, timings)
+
+
+def build_trace(
+    session: Session,
+    params: Params,
+    asm: AssemblerResult,
+    engine: EngineResult | None,
+    timings: dict[str, float],
+) -> Trace:
+    """Merge the assembler's item decisions with the engine's effects into one trace."""
+    decisions: list[Decision] = [replace(d) for d in asm.decisions]
+    by_key = {d.key: d for d in decisions}
+    if engine is not None:
+        final_messages = engine.messages
+        final_keys = engine.message_keys
+        for key, fields in engine.item_updates.items():
+            decision = by_key.get(key)
+            if decision is not None:
+                for name, value in fields.items():
+                    setattr(decision, name, value)
+        decisions.extend(engine.live_decisions)
+        by_key.update((d.key, d) for d in engine.live_decisions)
+        final_tokens = engine.estimated_tokens
+        engine_outcome = engine.engine_outcome
+        stages: dict[str, Any] = {"assembler": assembler_stage(asm, params), **engine.stages}
+        warnings = list(engine.warnings)
+    else:
+        final_messages = asm.messages
+        final_keys = asm.message_keys
+        final_tokens = asm.estimated_tokens
+        engine_outcome = "assembler-only"
+        stages = {"assembler": assembler_stage(asm, params)}
+        warnings = []
+
+    # output positions refer to the final list the model receives
+    for decision in decisions:
+        decision.output_index = None
+    for index, key in enumerate(final_keys):
+        if key is not None and key in by_key:
+            by_key[key].output_index = index
+
+    live_tokens = 0
+    evicted_for_live = 0
+    for decision in decisions:
+        if decision.outcome == "appended":
+            live_tokens += decision.serialized_tokens or decision.tokens
+        elif decision.outcome == "evicted-for-live":
+            evicted_for_live += decision.tokens
+    scored = [d for d in decisions if d.score is not None]
+    searchable = bool(asm.prompt_terms)
+    clamp = stages.get("serializedClamp") or {}
+    summary = RunSummary(
+        selection_mode=asm.selection_mode,
+        fresh_tail_ordinal=asm.fresh_tail_ordinal,
+        token_budget=params.token_budget,
+        effective_budget=params.effective_budget,
+        reserved_tokens=max(0, params.reserved_tokens),
+        tail_tokens=asm.tail_tokens,
+        focus_tokens=asm.focus_tokens,
+        evictable_total_tokens=asm.evictable_total_tokens,
+        kept_evictable_tokens=asm.kept_evictable_tokens,
+        remaining_budget=asm.remaining_budget,
+        assembler_tokens=asm.estimated_tokens,
+        final_tokens=final_tokens,
+        live_appended_tokens=live_tokens,
+        evicted_for_live_tokens=evicted_for_live,
+        searchable_prompt=searchable,
+        prompt_terms=tuple(asm.prompt_terms),
+        engine_outcome=engine_outcome,
+        over_budget=bool(clamp.get("overBudget")) if clamp else asm.estimated_tokens > params.effective_budget,
+        clamped=bool(clamp.get("clamped")),
+        low_confidence=searchable and bool(scored) and all(d.score == 0 for d in scored),
+    )
+    return Trace(
+        params=params,
+        conversation_id=session.conversation.conversation_id,
+        summary=summary,
+        decisions=decisions,
+        messages=final_messages,
+        message_keys=list(final_keys),
+        assembler_messages=asm.messages,
+        kept_ordinals=list(asm.kept_ordinals),
+        unresolved_ordinals=list(asm.unresolved_ordinals),
+        context_ordinals=list(asm.context_ordinals),
+        stages=stages,
+        warnings=[*session.warnings, *warnings],
+        timings=timings,
+    )
+
+
+def assembler_stage(asm: AssemblerResult, params: Params) -> dict[str, Any]:
+    """``stages.assembler`` in the shape of the parity files."""
+    stage: dict[str, Any] = {
+        "input": {
+            "tokenBudget": params.effective_budget,
+            "prompt": params.prompt,
+            "freshTailCount": params.fresh_tail_count,
+            "freshTailMaxTokens": params.fresh_tail_max_tokens,
+            "promptAwareEviction": params.prompt_aware_eviction,
+            "stubLargeToolPayloads": params.stub_large_tool_payloads,
+            "timezone": params.timezone,
+        },
+        "messages": asm.messages,
+        "estimatedTokens": asm.estimated_tokens,
+        "stats": asm.stats,
+    }
+    if asm.debug is not None:
+        stage["debug"] = asm.debug
+    return stage

@@ -1,0 +1,187 @@
+"""Headless renderings of a Trace: parity-shaped JSON and a readable table.
+
+The JSON has the fields of the parity ``expected.json`` plus ctxview's own
+per-item decision fields, so the reference checker and people read the same
+object.  No Textual here: the CLI stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxview.jsjson import js_stringify
+from ctxview.model import Decision, Trace
+
+_SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "evictable", "live": "live"}
+
+
+def trace_to_json(trace: Trace) -> dict[str, Any]:
+    """The parity ``expected.json`` shape, with ctxview's decisions added per item."""
+    stages = trace.stages
+    assembler = stages.get("assembler", {})
+    debug = assembler.get("debug") or {}
+    items = [_item_json(d) for d in trace.decisions if d.ordinal is not None and d.outcome != "unresolved"]
+    live = [_live_json(d) for d in trace.decisions if d.live_index is not None]
+    return {
+        "formatVersion": 1,
+        "assemblePath": "engine" if trace.params.engine else "assembler",
+        "engineOutcome": trace.summary.engine_outcome,
+        "messages": trace.messages,
+        "estimatedTokens": trace.summary.final_tokens,
+        "selectionMode": trace.summary.selection_mode,
+        "freshTailOrdinal": debug.get("freshTailOrdinal", trace.summary.fresh_tail_ordinal),
+        "keptOrdinals": trace.kept_ordinals,
+        "stages": stages,
+        "trace": {
+            "contextOrdinals": trace.context_ordinals,
+            "unresolvedOrdinals": trace.unresolved_ordinals,
+            "items": items,
+            "liveInputs": live,
+            "summary": _summary_json(trace),
+        },
+        "warnings": trace.warnings,
+    }
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON with JavaScript number formatting (stored floats print as the reference would)."""
+    return js_stringify(value)
+
+
+def _item_json(d: Decision) -> dict[str, Any]:
+    return {
+        "ordinal": d.ordinal,
+        "kind": d.kind,
+        "sourceRole": d.source_role,
+        "role": d.role,
+        "messageId": d.message_id,
+        "seq": d.seq,
+        "summaryId": d.summary_id,
+        "summaryKind": d.summary_kind,
+        "tokens": d.tokens,
+        "segment": _SEGMENT_JSON.get(d.segment, d.segment),
+        "selected": d.selected,
+        "score": d.score,
+        "outcome": d.outcome,
+        "reason": d.reason,
+        "matchedTerms": [
+            {"term": m.term, "count": m.count, "contribution": m.contribution, "weight": m.weight}
+            for m in d.matched_terms
+        ],
+        "pairWith": list(d.pair_with),
+        "toolCallIds": list(d.tool_call_ids),
+        "outputIndex": d.output_index,
+        "protected": d.protected,
+        "evictedBy": d.evicted_by,
+    }
+
+
+def _live_json(d: Decision) -> dict[str, Any]:
+    return {
+        "liveIndex": d.live_index,
+        "role": d.role,
+        "tokens": d.tokens,
+        "serializedTokens": d.serialized_tokens,
+        "outcome": d.outcome,
+        "reason": d.reason,
+        "coveredBy": d.covered_by,
+        "outputIndex": d.output_index,
+    }
+
+
+def _summary_json(trace: Trace) -> dict[str, Any]:
+    s = trace.summary
+    return {
+        "selectionMode": s.selection_mode,
+        "freshTailOrdinal": s.fresh_tail_ordinal,
+        "tokenBudget": s.token_budget,
+        "effectiveBudget": s.effective_budget,
+        "reservedTokens": s.reserved_tokens,
+        "tailTokens": s.tail_tokens,
+        "focusTokens": s.focus_tokens,
+        "evictableTotalTokens": s.evictable_total_tokens,
+        "keptEvictableTokens": s.kept_evictable_tokens,
+        "remainingBudget": s.remaining_budget,
+        "assemblerTokens": s.assembler_tokens,
+        "finalTokens": s.final_tokens,
+        "liveAppendedTokens": s.live_appended_tokens,
+        "evictedForLiveTokens": s.evicted_for_live_tokens,
+        "promptTerms": list(s.prompt_terms),
+        "lowConfidence": s.low_confidence,
+        "overBudget": s.over_budget,
+        "clamped": s.clamped,
+        "outcomes": trace.outcome_counts(),
+    }
+
+
+# --- the readable table ------------------------------------------------------------------
+
+
+def outcome_text(outcome: str) -> str:
+    return outcome.replace("-", " ")
+
+
+def format_score(score: float | None) -> str:
+    return "" if score is None else f"{score:.4f}"
+
+
+def item_id(d: Decision) -> str:
+    """What a person calls the item: its ordinal, or L<i> for a live input."""
+    if d.ordinal is not None:
+        return str(d.ordinal)
+    return f"L{d.live_index}"
+
+
+def trace_table(trace: Trace, *, width: int = 160) -> str:
+    """A fixed-width per-item table with a header that states the run."""
+    s = trace.summary
+    p = trace.params
+    lines = [
+        f"conversation {trace.conversation_id}  mode {s.selection_mode}  budget {s.token_budget:,}"
+        + (f" (−{s.reserved_tokens:,} reserved = {s.effective_budget:,})" if s.reserved_tokens else "")
+        + f"  fresh tail from ordinal {s.fresh_tail_ordinal if s.fresh_tail_ordinal is not None else '—'}"
+        + f" ({s.tail_tokens:,} tokens)",
+        f"prompt {p.prompt!r}  terms {', '.join(s.prompt_terms) or '—'}"
+        + f"  prompt-aware {'on' if p.prompt_aware_eviction else 'off'}"
+        + f"  engine {'on' if p.engine else 'off'}",
+        f"assembler {s.assembler_tokens:,} tokens (kept evictable {s.kept_evictable_tokens:,} of "
+        f"{s.evictable_total_tokens:,}); final {s.final_tokens:,} serialized tokens in {len(trace.messages)} messages"
+        + (f"; live appended {s.live_appended_tokens:,}" if s.live_appended_tokens else "")
+        + ("; CLAMPED" if s.clamped else "")
+        + ("; OVER BUDGET" if s.over_budget else ""),
+    ]
+    if s.low_confidence:
+        lines.append("note: the prompt matches no item (every score is 0); selection is effectively by recency")
+    for warning in trace.warnings:
+        lines.append(f"warning: {warning}")
+    header = f"{'item':>6}  {'kind':<13} {'tokens':>7} {'score':>8}  {'segment':<10} {'outcome':<21} reason"
+    lines += ["", header, "-" * min(width, 140)]
+    boundary = s.fresh_tail_ordinal
+    drawn = False
+    for d in trace.decisions:
+        if not drawn and boundary is not None and d.ordinal is not None and d.ordinal >= boundary:
+            lines.append(f"{'':>6}  ── fresh tail (ordinal ≥ {boundary}) " + "─" * 40)
+            drawn = True
+        if d.live_index is not None and d.live_index == 0:
+            lines.append(f"{'':>6}  ── live inputs " + "─" * 40)
+        reason = d.reason
+        extra = []
+        if d.pair_with:
+            extra.append("pair " + ",".join(k.split(":", 1)[1] for k in d.pair_with))
+        if d.evicted_by:
+            extra.append(f"for {d.evicted_by}")
+        if extra:
+            reason = f"{reason} [{'; '.join(extra)}]"
+        row = (
+            f"{item_id(d):>6}  {d.label:<13} {d.tokens:>7,} {format_score(d.score):>8}  "
+            f"{d.segment:<10} {outcome_text(d.outcome):<21} {reason}"
+        )
+        lines.append(_clip(row, width))
+    counts = trace.outcome_counts()
+    lines += ["", "outcomes: " + ", ".join(f"{outcome_text(k)} {v}" for k, v in sorted(counts.items()))]
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    clean = "".join(ch if ch.isprintable() else " " for ch in text)
+    return clean if len(clean) <= width else clean[: width - 1] + "…"

@@ -1,0 +1,27 @@
+"""The assembler, store and headless commands must not import Textual (keeps the CLI fast)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEADLESS_MODULES = [
+    "ctxview.model",
+    "ctxview.store",
+    "ctxview.assembly.assembler",
+    "ctxview.assembly.engine",
+    "ctxview.pipeline",
+    "ctxview.report",
+    "ctxview.export",
+    "ctxview.cli",
+    "ctxview.samples",
+]
+
+
+@pytest.mark.parametrize("module", HEADLESS_MODULES)
+def test_headless_module_does_not_import_textual(module: str) -> None:
+    code = f"import sys, {module}; print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

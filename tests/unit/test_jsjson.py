@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from ctxview.jsjson import (
+    JSNumber,
+    h16,
+    js_number_str,
+    js_parse,
+    js_stringify,
+    js_trim,
+    try_js_parse,
+    utf16_len,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1.0, "1"),
+        (0.1, "0.1"),
+        (-0.5, "-0.5"),
+        (123.456, "123.456"),
+        (1e21, "1e+21"),
+        (1e16, "10000000000000000"),
+        (2.0**60, "1152921504606847000"),
+        (1e-7, "1e-7"),
+        (1.5e-7, "1.5e-7"),
+        (1e-6, "0.000001"),
+        (5e-5, "0.00005"),
+        (1.2345e-5, "0.000012345"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"),
+    ],
+)
+def test_js_number_formatting_matches_javascript(value: float, expected: str) -> None:
+    assert js_number_str(value) == expected
+
+
+def test_parse_keeps_js_number_text_and_key_order() -> None:
+    parsed = js_parse('{"b":1,"2":[1e-7,1.5,12345678901234567890,3.0],"1":"x"}')
+    assert list(parsed) == ["1", "2", "b"]  # integer-like keys first, ascending, like JSON.parse
+    assert isinstance(parsed["2"][0], JSNumber)
+    assert js_stringify(parsed) == '{"1":"x","2":[1e-7,1.5,12345678901234567000,3],"b":1}'
+
+
+def test_parse_rejects_what_javascript_rejects() -> None:
+    assert try_js_parse("NaN") == (False, None)
+    assert try_js_parse("{'a': 1}") == (False, None)
+    assert try_js_parse("[1] x") == (False, None)
+    assert try_js_parse(" [1] ") == (True, [1])
+
+
+def test_stringify_escapes_lone_surrogates_and_control_characters() -> None:
+    assert js_stringify(["a\ud800b", "\x01\n\t"]) == '["a\\ud800b","\\u0001\\n\\t"]'
+    assert js_stringify({"k": "é 你"}) == '{"k":"é 你"}'
+
+
+def test_js_trim_uses_the_javascript_whitespace_set() -> None:
+    assert js_trim("\ufeff x \u3000") == "x"
+    assert js_trim("\x1c x \x85") == "\x1c x \x85"  # Python's strip() would remove these
+
+
+def test_utf16_length_counts_astral_characters_twice() -> None:
+    assert utf16_len("ab") == 2
+    assert utf16_len("😀") == 2
+    assert utf16_len("你好😀") == 4
+
+
+def test_h16_of_empty_list_is_the_reference_value() -> None:
+    assert h16([]) == "4f53cda18c2baa0c"
