@@ -15,9 +15,19 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ctxview.errors import CtxviewError, InputError
+from ctxview.export import FORMATS
+from ctxview.export_cli import (
+    DIFF_DESCRIPTION,
+    EXPORT_FORMAT_HELP,
+    add_diff_arguments,
+    add_export_arguments,
+    cmd_export,
+    run_diff,
+    run_export,
+)
 from ctxview.model import Params
 
-SUBCOMMANDS = ("conversations", "assemble", "sample")
+SUBCOMMANDS = ("conversations", "assemble", "export", "diff", "sample")
 
 DEFAULTS_HELP = (
     "Defaults follow the reference engine: budget 128000, fresh-tail count 64, no fresh-tail token cap, "
@@ -103,11 +113,29 @@ def _subcommand_parser(name: str) -> argparse.ArgumentParser:
         _add_selection_flags(parser)
         parser.add_argument(
             "--format",
-            choices=("json", "trace", "markdown"),
+            choices=("trace", "table", "json", *(f for f in FORMATS if f != "trace")),
             default="trace",
-            help="json: the parity expected.json shape plus decisions; trace: a per-item table (default); "
-            "markdown: a readable transcript",
+            help="trace (or table): a readable per-item table with scores, outcomes and reasons (default); "
+            "json: the parity expected.json shape plus ctxview's decisions; or an export format — "
+            + EXPORT_FORMAT_HELP
+            + " (the JSON decision trace is `ctxview export --format trace`)",
         )
+        add_export_arguments(parser, with_format=False)
+        return parser
+    if name == "export":
+        parser = _Parser(
+            prog="ctxview export",
+            description="Export a conversation's assembled context (to replay it, attach it to a report, diff it).",
+            epilog=DEFAULTS_HELP,
+        )
+        parser.add_argument("db", help="LCM SQLite database")
+        _add_selection_flags(parser)
+        add_export_arguments(parser)
+        return parser
+    if name == "diff":
+        parser = _Parser(prog="ctxview diff", description=DIFF_DESCRIPTION, epilog=DEFAULTS_HELP)
+        add_diff_arguments(parser)
+        _add_selection_flags(parser)
         return parser
     parser = _Parser(prog="ctxview sample", description="Write a deterministic sample LCM database.")
     parser.add_argument("out", help="path of the database to write")
@@ -200,19 +228,16 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     with LcmStore(args.db) as store:
         session = store.load_session(conversation)
     trace = SessionAssembler(session).run(params)
-    if args.format == "json":
-        from ctxview.report import dumps, trace_to_json
-
-        sys.stdout.write(dumps(trace_to_json(trace)) + "\n")
-    elif args.format == "markdown":
-        from ctxview.export import to_markdown
-
-        sys.stdout.write(to_markdown(trace) + "\n")
-    else:
+    if args.format in ("trace", "table"):
         from ctxview.report import trace_table
 
-        width = _terminal_width()
-        sys.stdout.write(trace_table(trace, width=width) + "\n")
+        sys.stdout.write(trace_table(trace, width=_terminal_width()) + "\n")
+        return 0
+    if args.format != "json":
+        return run_export(args, trace)
+    from ctxview.report import dumps, trace_to_json
+
+    sys.stdout.write(dumps(trace_to_json(trace)) + "\n")
     return 0
 
 
@@ -279,7 +304,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in SUBCOMMANDS:
             name = arguments[0]
             args = _subcommand_parser(name).parse_args(arguments[1:])
-            command = {"conversations": cmd_conversations, "assemble": cmd_assemble, "sample": cmd_sample}[name]
+            command = {
+                "conversations": cmd_conversations,
+                "assemble": cmd_assemble,
+                "export": cmd_export,
+                "diff": run_diff,
+                "sample": cmd_sample,
+            }[name]
             return command(args)
         args = _tui_parser().parse_args(arguments)
         return cmd_tui(args)
