@@ -1,0 +1,94 @@
+"""CtxviewApp: startup, screens and the bindings every screen shares.
+
+The picker is always the bottom screen; the inspector is pushed on top of it
+(directly when there is one conversation or ``--conversation`` was given),
+so ``b`` simply pops back.  Bindings carry ids so users can remap them with
+``App.set_keymap``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from ctxview.model import Params
+from ctxview.tui.commands import CtxviewCommands
+from ctxview.tui.screens.help import HelpScreen
+from ctxview.tui.screens.inspector import InspectorScreen
+from ctxview.tui.screens.picker import PickerScreen
+
+
+class CtxviewApp(App[int]):
+    """The ctxview inspector."""
+
+    TITLE = "ctxview"
+    CSS_PATH: ClassVar[list[str | Path]] = ["global.tcss", "app.tcss"]
+    COMMANDS = App.COMMANDS | {CtxviewCommands}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("s", "screenshot", "Screenshot", show=False, id="app.screenshot"),
+    ]
+
+    def __init__(
+        self,
+        db_path: Path | None,
+        *,
+        conversation_id: int | None = None,
+        params: Params | None = None,
+        demo: bool = False,
+        show_timings: bool = True,
+    ) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.conversation_id = conversation_id
+        self.params = params if params is not None else Params()
+        self.demo = demo
+        self.show_timings = show_timings
+        self._auto_open = True
+
+    def on_mount(self) -> None:
+        self.push_screen(PickerScreen(self.db_path))
+        if self.db_path is not None and self.conversation_id is not None:
+            self._auto_open = False
+            self.open_conversation(self.conversation_id)
+
+    @on(PickerScreen.Loaded)
+    def _picker_loaded(self, event: PickerScreen.Loaded) -> None:
+        """Skip the picker once at startup when the choice is obvious."""
+        self.db_path = event.path
+        if not self._auto_open:
+            return
+        self._auto_open = False
+        if self.conversation_id is not None:
+            self.open_conversation(self.conversation_id)
+        elif len(event.conversations) == 1:
+            self.open_conversation(event.conversations[0].conversation_id)
+
+    @on(PickerScreen.Chosen)
+    def _picker_chosen(self, event: PickerScreen.Chosen) -> None:
+        self.open_conversation(event.conversation_id)
+
+    def open_conversation(self, conversation_id: int) -> None:
+        if self.db_path is not None and not isinstance(self.screen, InspectorScreen):
+            self.push_screen(InspectorScreen(self.db_path, conversation_id, self.params))
+
+    @on(InspectorScreen.BackRequested)
+    def _back_to_picker(self, event: InspectorScreen.BackRequested) -> None:
+        if isinstance(self.screen, InspectorScreen):
+            self.params = event.params  # the next conversation opens with the same knobs
+            self.pop_screen()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_screenshot(self) -> None:
+        path = self.save_screenshot(path=os.getcwd())
+        self.notify(f"saved {path}", title="Screenshot")

@@ -1,0 +1,371 @@
+"""The inspector: controls, items table, assembled context, detail and budget, live.
+
+Every edit re-runs the real assembler: a debounced worker (``group="assemble"``,
+exclusive, so a newer edit cancels an older one) runs ``SessionAssembler.run``
+in a thread and the result replaces the row data of the virtual views in
+place.  The session is read in a thread worker that opens its own store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.events import Resize
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static
+
+from ctxview.errors import CtxviewError
+from ctxview.model import Params, Session, Trace
+from ctxview.tui.view import (
+    SORT_MODES,
+    OutcomeDiff,
+    SortMode,
+    TableLayout,
+    diff_outcomes,
+    item_id,
+    layout_rows,
+    partner,
+    step_budget,
+)
+from ctxview.tui.widgets.assembled import AssembledView
+from ctxview.tui.widgets.budget_bar import BudgetBar
+from ctxview.tui.widgets.changes import ChangesLine
+from ctxview.tui.widgets.controls import Controls
+from ctxview.tui.widgets.detail import DetailPane
+from ctxview.tui.widgets.items_table import ItemsTable
+
+if TYPE_CHECKING:
+    from ctxview.pipeline import SessionAssembler
+
+COMPACT_WIDTH = 120
+COMPACT_HEIGHT = 30
+
+
+@dataclass(slots=True)
+class Assembly:
+    """One finished run, with what the views need precomputed off the UI thread."""
+
+    trace: Trace
+    layout: TableLayout
+    diff: OutcomeDiff
+    elapsed: float
+
+
+class InspectorScreen(Screen[None]):
+    """The main screen for one conversation."""
+
+    DEBOUNCE: ClassVar[float] = 0.1
+    AUTO_FOCUS = "ItemsTable"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_prompt", "Prompt", id="inspector.focus_prompt"),
+        Binding("escape", "focus_table", "Table", show=False, id="inspector.focus_table"),
+        Binding("plus,equals_sign", "budget_step(1)", "Budget +10%", key_display="+", id="inspector.budget_up"),
+        Binding("minus,underscore", "budget_step(-1)", "−10%", key_display="-", id="inspector.budget_down"),
+        Binding("greater_than_sign", "budget_step(1, True)", "Budget ×2", show=False, id="inspector.budget_double"),
+        Binding("less_than_sign", "budget_step(-1, True)", "Budget ÷2", show=False, id="inspector.budget_half"),
+        Binding("0", "budget_reset", "Reset budget", show=False, id="inspector.budget_reset"),
+        Binding("t", "toggle_prompt_aware", "Prompt-aware", id="inspector.toggle_prompt_aware"),
+        Binding("l", "toggle_engine", "Live", id="inspector.toggle_engine"),
+        Binding("o", "cycle_sort", "Sort", id="inspector.cycle_sort"),
+        Binding("p", "jump_partner", "Partner", id="inspector.jump_partner"),
+        Binding("d", "toggle_side", "Detail", id="inspector.toggle_side"),
+        Binding("e", "export", "Export", id="inspector.export"),
+        Binding("r", "reload", "Reload", id="inspector.reload"),
+        Binding("b,backspace", "back", "Back", id="inspector.back"),
+    ]
+
+    def __init__(self, db_path: Path, conversation_id: int | None, params: Params) -> None:
+        super().__init__()
+        self.db_path = db_path
+        self.conversation_id = conversation_id
+        self.params = params
+        self.start_budget = params.token_budget
+        self.session: Session | None = None
+        self.assembler: SessionAssembler | None = None
+        self.trace: Trace | None = None
+        self.diff = OutcomeDiff()
+        self._generation = 0
+        self._applied = 0
+        self._last_edit = ""
+        self._run_lock = threading.Lock()
+        self._last_invalid: tuple[str, str] | None = None
+        self._show_side = False
+        self.load_error: str | None = None
+
+    # --- layout ------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◧")
+        yield Controls(self.params, id="controls")
+        yield BudgetBar(id="budget-bar")
+        yield ChangesLine(id="changes")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield ItemsTable(id="items")
+                yield Static("", id="load-error")
+            with Vertical(id="side"):
+                yield DetailPane(id="detail")
+                yield AssembledView(id="assembled")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(ItemsTable)
+        table.border_title = "items"
+        table.border_subtitle = "sort: ordinal (o)"
+        self.query_one(DetailPane).border_title = "detail"
+        self.query_one(AssembledView).border_title = "assembled context"
+        self.query_one("#load-error").display = False
+        self.sub_title = f"{self.db_path.name} · loading…"
+        table.focus()
+        table.loading = True
+        self.load_session()
+
+    def on_resize(self, event: Resize) -> None:
+        self._update_compact(event.size.width, event.size.height)
+
+    def _update_compact(self, width: int, height: int) -> None:
+        compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        self.set_class(compact, "-compact")
+        self.set_class(compact and self._show_side, "-show-side")
+
+    # --- loading -----------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def load_session(self) -> None:
+        """Read the session in this thread (SQLite connections belong to their thread)."""
+        from ctxview.pipeline import SessionAssembler
+        from ctxview.store import LcmStore
+
+        try:
+            with LcmStore(self.db_path) as store:
+                session = store.load_session(self.conversation_id)
+            assembler = SessionAssembler(session)
+        except CtxviewError as exc:
+            self.app.call_from_thread(self._load_failed, str(exc))
+            return
+        except Exception as exc:  # a bug or an unreadable file: say so, keep running
+            self.app.call_from_thread(self._load_failed, f"could not read {self.db_path}: {exc}")
+            return
+        self.app.call_from_thread(self._session_loaded, session, assembler)
+
+    def _load_failed(self, message: str) -> None:
+        self.load_error = message
+        table = self.query_one(ItemsTable)
+        table.loading = False
+        if self.trace is None:
+            error = self.query_one("#load-error", Static)
+            error.update(Text(f"{message}\n\nPress b to choose another conversation, r to retry, q to quit."))
+            error.display = True
+            table.display = False
+        self.sub_title = f"{self.db_path.name} · error"
+        self.notify(message, title="Cannot load the conversation", severity="error", timeout=8)
+
+    def _session_loaded(self, session: Session, assembler: SessionAssembler) -> None:
+        reloaded = self.session is not None
+        self.load_error = None
+        self.session = session
+        self.assembler = assembler
+        self.conversation_id = session.conversation.conversation_id
+        conv = session.conversation
+        name = conv.title or conv.session_key or conv.session_id or ""
+        self.sub_title = f"{self.db_path.name} · conversation {conv.conversation_id}" + (f" · {name}" if name else "")
+        self.query_one("#load-error").display = False
+        table = self.query_one(ItemsTable)
+        table.display = True
+        for warning in session.warnings[:3]:
+            self.notify(warning, title="Database warning", severity="warning", timeout=6)
+        self.request_assembly("reload" if reloaded else "", debounce=False)
+
+    # --- assembling --------------------------------------------------------------------------
+
+    def request_assembly(self, edit: str, *, debounce: bool = True) -> None:
+        """Schedule a run with the current params; a newer request supersedes this one."""
+        self._generation += 1
+        self._last_edit = edit
+        self._assemble(self.params, self._generation, self.DEBOUNCE if debounce else 0.0)
+
+    @work(exclusive=True, group="assemble", exit_on_error=False)
+    async def _assemble(self, params: Params, generation: int, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)  # debounce: a newer keystroke cancels this worker here
+        assembler = self.assembler
+        if assembler is None:
+            return
+        sort = self.query_one(ItemsTable).sort
+        previous = self.trace
+        try:
+            result = await asyncio.to_thread(self._run, assembler, params, previous, sort)
+        except Exception as exc:  # the assembler failed on these params: keep the last good trace
+            if generation == self._generation:
+                self.notify(f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8)
+            return
+        if generation != self._generation:
+            return  # superseded while it ran
+        self._apply(result, generation)
+
+    def _run(self, assembler: SessionAssembler, params: Params, previous: Trace | None, sort: SortMode) -> Assembly:
+        """Worker thread: the run itself plus the table layout and the diff."""
+        with self._run_lock:  # the assembler is used by one thread at a time
+            started = time.perf_counter()
+            trace = assembler.run(params)
+            elapsed = time.perf_counter() - started
+        return Assembly(trace, layout_rows(trace, sort), diff_outcomes(previous, trace), elapsed)
+
+    def _apply(self, result: Assembly, generation: int) -> None:
+        first = self.trace is None
+        self.trace = result.trace
+        self.diff = result.diff
+        self._applied = generation
+        table = self.query_one(ItemsTable)
+        table.loading = False
+        table.show(result.trace, result.diff, result.layout)
+        table.border_title = f"items · {result.layout.row_count:,}"
+        self.query_one(AssembledView).show(result.trace)
+        self.query_one(BudgetBar).show(result.trace)
+        elapsed = result.elapsed if getattr(self.app, "show_timings", True) else None
+        self.query_one(ChangesLine).show(result.diff, result.trace, self._last_edit, elapsed, first)
+
+    @property
+    def settled(self) -> bool:
+        """True when the trace on screen reflects the latest params (for tests and scripts)."""
+        return self.trace is not None and self._applied == self._generation
+
+    # --- events from the widgets --------------------------------------------------------------
+
+    @on(Controls.ParamsChanged)
+    def _params_changed(self, event: Controls.ParamsChanged) -> None:
+        self._last_invalid = None
+        self.params = event.params
+        self.request_assembly(event.field, debounce=event.field in ("prompt", "budget", "tail", "reserved"))
+
+    @on(Controls.Invalid)
+    def _params_invalid(self, event: Controls.Invalid) -> None:
+        if self._last_invalid == (event.field, event.reason):
+            return
+        self._last_invalid = (event.field, event.reason)
+        self.notify(f"{event.reason} — still showing the last good result", title=f"Invalid {event.field}",
+                    severity="warning", timeout=4)
+
+    @on(Controls.Done)
+    def _controls_done(self) -> None:
+        self.action_focus_table()
+
+    @on(ItemsTable.ItemHighlighted)
+    def _item_highlighted(self, event: ItemsTable.ItemHighlighted) -> None:
+        decision = event.decision
+        self.query_one(DetailPane).show(self.trace, decision, self.session)
+        self.query_one(AssembledView).highlight_output(decision.output_index if decision is not None else None)
+
+    @on(AssembledView.MessageChosen)
+    def _message_chosen(self, event: AssembledView.MessageChosen) -> None:
+        if event.key is not None:
+            table = self.query_one(ItemsTable)
+            table.select_key(event.key)
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def _set_params(self, params: Params, edit: str, *, debounce: bool = False) -> None:
+        if params == self.params:
+            return
+        self.params = params
+        self.query_one(Controls).set_params(params)
+        self.request_assembly(edit, debounce=debounce)
+
+    def action_focus_prompt(self) -> None:
+        self.query_one("#prompt", Input).focus()
+
+    def action_focus_table(self) -> None:
+        if self._show_side and self.has_class("-compact"):
+            self._show_side = False  # on a small terminal the table and the detail take turns
+            self._update_compact(self.size.width, self.size.height)
+        table = self.query_one(ItemsTable)
+        if table.display:
+            table.focus()
+
+    def action_budget_step(self, direction: int, big: bool = False) -> None:
+        budget = step_budget(self.params.token_budget, direction, big)
+        self._set_params(replace(self.params, token_budget=budget), "budget", debounce=True)
+
+    def action_budget_reset(self) -> None:
+        self._set_params(replace(self.params, token_budget=self.start_budget), "budget reset")
+
+    def action_toggle_prompt_aware(self) -> None:
+        self._set_params(replace(self.params, prompt_aware_eviction=not self.params.prompt_aware_eviction),
+                         "prompt-aware")
+
+    def action_toggle_engine(self) -> None:
+        self._set_params(replace(self.params, engine=not self.params.engine), "engine")
+
+    def action_cycle_sort(self) -> None:
+        table = self.query_one(ItemsTable)
+        sort = SORT_MODES[(SORT_MODES.index(table.sort) + 1) % len(SORT_MODES)]
+        table.border_subtitle = f"sort: {sort} (o)"
+        if self.trace is None or len(self.trace.decisions) < 20_000:
+            table.set_sort(sort)
+        else:
+            table.sort = sort  # new traces use it at once; the current one is re-laid out off the UI thread
+            self._relayout(self.trace, sort)
+
+    @work(exclusive=True, group="layout", exit_on_error=False)
+    async def _relayout(self, trace: Trace, sort: SortMode) -> None:
+        layout = await asyncio.to_thread(layout_rows, trace, sort)
+        table = self.query_one(ItemsTable)
+        if table.trace is trace and table.sort == sort:
+            table.set_sort(sort, layout)
+
+    def action_jump_partner(self) -> None:
+        table = self.query_one(ItemsTable)
+        decision = table.selected_decision
+        if self.trace is None or decision is None:
+            return
+        mate = partner(self.trace, decision)
+        if mate is None:
+            self.notify(f"item {item_id(decision)} has no tool-pair partner", timeout=3)
+            return
+        table.select_key(mate.key)
+        table.focus()
+
+    def action_toggle_side(self) -> None:
+        if not self.has_class("-compact"):
+            self.notify("the detail and assembled panes are always shown at this size", timeout=3)
+            return
+        self._show_side = not self._show_side
+        self._update_compact(self.size.width, self.size.height)
+        if self._show_side:
+            self.query_one(AssembledView).focus()
+        else:
+            self.query_one(ItemsTable).focus()
+
+    def action_export(self) -> None:
+        if self.trace is None:
+            self.notify("nothing assembled yet", severity="warning")
+            return
+        from ctxview.tui.screens.export import ExportScreen
+
+        self.app.push_screen(ExportScreen(self.trace, self.db_path))
+
+    def action_reload(self) -> None:
+        self.notify("re-reading the database…", timeout=2)
+        self.load_session()
+
+    class BackRequested(Message):
+        """The user wants the conversation picker again."""
+
+        def __init__(self, params: Params) -> None:
+            super().__init__()
+            self.params = params
+
+    def action_back(self) -> None:
+        self.post_message(self.BackRequested(self.params))

@@ -1,0 +1,388 @@
+"""What the inspector shows, computed from a Trace without Textual.
+
+Row order and separators for the items table, the outcome diff between two
+traces, one-line previews of messages and the cleaning of untrusted text.
+Everything here *reads* decisions; nothing decides anything.  Kept free of
+Textual so it can be unit-tested and run in worker threads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ctxview.jsjson import to_plain
+from ctxview.model import KEPT_OUTCOMES, Decision, Trace
+
+SortMode = Literal["ordinal", "score", "tokens"]
+SORT_MODES: tuple[SortMode, ...] = ("ordinal", "score", "tokens")
+
+# --- untrusted text ------------------------------------------------------------------
+
+# ANSI/VT escape sequences (CSI, OSC, other ESC forms) and the C0/C1 control characters.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_INLINE_BREAKS = re.compile(r"\s*[\r\n\u2028\u2029]+\s*")
+
+
+def clean_inline(text: str, limit: int = 400) -> str:
+    """One line of literal text: escapes removed, breaks folded to ``⏎``, controls replaced."""
+    if len(text) > limit * 4:
+        text = text[: limit * 4]
+    text = _ANSI.sub("", text)
+    text = _INLINE_BREAKS.sub(" ⏎ ", text.strip()).replace("\t", " ")
+    text = _CONTROL.sub("�", text)
+    return text[:limit]
+
+
+def clean_block(text: str) -> str:
+    """Multi-line literal text: newlines kept, tabs expanded, escapes and other controls removed."""
+    text = _ANSI.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
+    text = text.expandtabs(4)
+    return _CONTROL.sub("�", text)
+
+
+# --- cells -------------------------------------------------------------------------------
+
+
+def outcome_text(outcome: str) -> str:
+    """The outcome as people read it: ``fresh-tail`` → ``fresh tail``."""
+    return outcome.replace("-", " ")
+
+
+def format_score(score: float | None) -> str:
+    """Four decimals (the table), blank when the item was not scored."""
+    return "" if score is None else f"{score:.4f}"
+
+
+def item_id(decision: Decision) -> str:
+    """The ordinal, or ``L<i>`` for a live input."""
+    if decision.ordinal is not None:
+        return str(decision.ordinal)
+    return f"L{decision.live_index}"
+
+
+RowClass = Literal[
+    "kept", "evicted", "fresh", "protected", "appended", "stripped", "synthetic", "dropped", "live", "focus"
+]
+
+_CLASS_BY_OUTCOME: dict[str, RowClass] = {
+    "kept": "kept",
+    "fresh-tail": "fresh",
+    "focus": "focus",
+    "evicted": "evicted",
+    "evicted-for-live": "evicted",
+    "clamped": "evicted",
+    "stubbed": "stripped",
+    "tool-calls-stripped": "stripped",
+    "prefill-stripped": "stripped",
+    "dropped-orphan-calls": "dropped",
+    "dropped-empty": "dropped",
+    "orphan-result-dropped": "dropped",
+    "duplicate-dropped": "dropped",
+    "live-dropped": "dropped",
+    "unresolved": "dropped",
+    "appended": "appended",
+    "covered": "live",
+    "live-ignored": "live",
+}
+
+
+def row_class(decision: Decision) -> RowClass:
+    """The colour family of a row, from its outcome and protection only."""
+    if decision.synthetic_result_for and decision.is_kept:
+        return "synthetic"
+    base = _CLASS_BY_OUTCOME.get(decision.outcome, "dropped")
+    if base == "kept" and decision.protected and (decision.pair_with or decision.protected.startswith("tool partner")):
+        return "protected"  # kept because its tool-call/result partner may not be evicted
+    return base
+
+
+# --- table layout ----------------------------------------------------------------------
+
+SeparatorKind = Literal["fresh-tail", "budget", "live", "evictable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Separator:
+    kind: SeparatorKind
+    text: str
+
+
+@dataclass(slots=True)
+class TableLayout:
+    """Display lines: a decision index (≥ 0) or ``-(separator index + 1)``."""
+
+    sort: SortMode
+    lines: list[int]
+    separators: list[Separator]
+    line_of: dict[int, int] = field(default_factory=dict)  # decision index → display line
+    index_of_key: dict[str, int] = field(default_factory=dict)  # decision key → decision index
+
+    @property
+    def row_count(self) -> int:
+        return len(self.line_of)
+
+
+def _score_key(decision: Decision) -> float:
+    return -1.0 if decision.score is None else decision.score
+
+
+def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
+    """Order the decisions for display and place the separators (see the help screen).
+
+    * ordinal: context items oldest first, then live inputs.  A ``fresh tail``
+      line sits before the first protected ordinal; the ``budget`` line sits
+      where the tokens of all items, counted back from the newest, first exceed
+      the effective budget — everything above it cannot all fit.
+    * score: fresh tail first (always kept), then evictable items in selection
+      priority (score descending, newer first on ties), the ``budget`` line
+      before the first evictable item that was not kept, then live inputs.
+    * tokens: largest first, no separators.
+    """
+    decisions = trace.decisions
+    summary = trace.summary
+    context = [i for i, d in enumerate(decisions) if d.live_index is None]
+    live = [i for i, d in enumerate(decisions) if d.live_index is not None]
+    lines: list[int] = []
+    separators: list[Separator] = []
+
+    def sep(kind: SeparatorKind, text: str) -> None:
+        separators.append(Separator(kind, text))
+        lines.append(-len(separators))
+
+    if sort == "ordinal":
+        ordered = sorted(context, key=lambda i: decisions[i].ordinal or 0)
+        boundary = summary.fresh_tail_ordinal
+        budget = summary.effective_budget
+        budget_at: int | None = None
+        total = 0
+        for pos in range(len(ordered) - 1, -1, -1):
+            total += decisions[ordered[pos]].tokens
+            if total > budget:
+                budget_at = pos + 1
+                break
+        tail_drawn = False
+        for pos, index in enumerate(ordered):
+            d = decisions[index]
+            if budget_at is not None and pos == budget_at:
+                sep("budget", f"budget {budget:,} — the items above do not all fit, counting back from the newest")
+            if not tail_drawn and boundary is not None and d.ordinal is not None and d.ordinal >= boundary:
+                sep("fresh-tail", f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)")
+                tail_drawn = True
+            lines.append(index)
+    elif sort == "score":
+        tail = [i for i in context if decisions[i].segment in ("fresh-tail", "focus")]
+        evictable = [i for i in context if decisions[i].segment not in ("fresh-tail", "focus")]
+        tail.sort(key=lambda i: (-_score_key(decisions[i]), -(decisions[i].ordinal or 0)))
+        evictable.sort(key=lambda i: (-_score_key(decisions[i]), -(decisions[i].ordinal or 0)))
+        if tail:
+            sep("fresh-tail", f"fresh tail — always kept ({summary.tail_tokens:,} tokens)")
+            lines.extend(tail)
+        if evictable:
+            sep(
+                "evictable",
+                f"evictable by priority — {summary.kept_evictable_tokens:,} of {summary.evictable_total_tokens:,}"
+                f" tokens kept ({summary.selection_mode})",
+            )
+        budget_drawn = False
+        for index in evictable:
+            if not budget_drawn and not decisions[index].selected:
+                sep(
+                    "budget",
+                    f"budget {summary.effective_budget:,} reached — below, items were kept only if they still fit",
+                )
+                budget_drawn = True
+            lines.append(index)
+    else:
+        ordered = sorted(range(len(decisions)), key=lambda i: (-decisions[i].tokens, i))
+        lines.extend(ordered)
+        live = []
+    if live:
+        sep("live", f"live inputs — {len(live)} (engine step {'on' if trace.params.engine else 'off'})")
+        lines.extend(live)
+    line_of = {index: line for line, index in enumerate(lines) if index >= 0}
+    index_of_key = {d.key: i for i, d in enumerate(decisions)}
+    return TableLayout(sort=sort, lines=lines, separators=separators, line_of=line_of, index_of_key=index_of_key)
+
+
+# --- what changed --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class OutcomeDiff:
+    """Outcome changes between the previous trace and this one, by decision key."""
+
+    changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # key → (before, after)
+    gained: int = 0  # not kept before, kept now
+    lost: int = 0  # kept before, not kept now
+
+    @property
+    def other(self) -> int:
+        return len(self.changed) - self.gained - self.lost
+
+    def direction(self, key: str) -> int:
+        """+1 now kept, -1 no longer kept, 0 other change (or unchanged)."""
+        change = self.changed.get(key)
+        if change is None:
+            return 0
+        before, after = (o in KEPT_OUTCOMES for o in change)
+        return int(after) - int(before)
+
+    def text(self) -> str:
+        if not self.changed:
+            return "no outcome changed"
+        parts = [f"+{self.gained} kept", f"−{self.lost} evicted"]
+        if self.other:
+            parts.append(f"{self.other} other")
+        return ", ".join(parts)
+
+
+def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
+    diff = OutcomeDiff()
+    if previous is None:
+        return diff
+    before = {d.key: d.outcome for d in previous.decisions}
+    for d in current.decisions:
+        old = before.get(d.key)
+        if old is None or old == d.outcome:
+            continue
+        diff.changed[d.key] = (old, d.outcome)
+        was, now = old in KEPT_OUTCOMES, d.outcome in KEPT_OUTCOMES
+        if now and not was:
+            diff.gained += 1
+        elif was and not now:
+            diff.lost += 1
+    return diff
+
+
+# --- messages ------------------------------------------------------------------------------
+
+_TOOL_CALL_TYPES = frozenset({"toolCall", "tool_use", "tool-use", "toolUse", "functionCall", "function_call"})
+_TOOL_RESULT_TYPES = frozenset({"toolResult", "tool_result", "function_call_output"})
+
+
+def _block_preview(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return json.dumps(to_plain(block), ensure_ascii=False)
+    kind = block.get("type")
+    if kind in _TOOL_CALL_TYPES:
+        args = block.get("arguments", block.get("input"))
+        args_text = args if isinstance(args, str) else json.dumps(to_plain(args), ensure_ascii=False)
+        return f"→ {block.get('name', '?')}({args_text if args is not None else ''})"
+    if kind in _TOOL_RESULT_TYPES:
+        payload = block.get("output", block.get("content", ""))
+        return "← " + (payload if isinstance(payload, str) else json.dumps(to_plain(payload), ensure_ascii=False))
+    if kind in ("thinking", "reasoning", "redacted_thinking"):
+        return "(thinking)"
+    for name in ("text", "thinking"):
+        value = block.get(name)
+        if isinstance(value, str):
+            return value
+    return json.dumps(to_plain(block), ensure_ascii=False)
+
+
+def message_preview(message: Any, limit: int = 400) -> str:
+    """One line for the assembled-context pane: the message's text, tool calls as ``→ name(args)``."""
+    if not isinstance(message, dict):
+        return clean_inline(str(message), limit)
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = " ".join(_block_preview(block) for block in content[:20])
+    elif content is None:
+        text = ""
+    else:
+        text = _block_preview(content)
+    return clean_inline(text, limit)
+
+
+def message_role(message: Any) -> str:
+    if isinstance(message, dict) and isinstance(message.get("role"), str):
+        return clean_inline(message["role"], 20)
+    return "?"
+
+
+def message_json(message: Any, limit: int = 20_000) -> str:
+    """The message as readable JSON (numbers as plain floats), cut at ``limit`` characters."""
+    text = json.dumps(to_plain(message), ensure_ascii=False, indent=2)
+    if len(text) > limit:
+        text = text[:limit] + f"\n… ({len(text) - limit:,} more characters — export to see everything)"
+    return text
+
+
+def partner(trace: Trace, decision: Decision) -> Decision | None:
+    """The first tool-pair partner of an item, as recorded in the trace."""
+    if not decision.pair_with:
+        return None
+    by_key = {d.key: d for d in trace.decisions if d.key in decision.pair_with}
+    for key in decision.pair_with:
+        if key in by_key:
+            return by_key[key]
+    return None
+
+
+# --- control values --------------------------------------------------------------------
+
+_SUFFIX = {"k": 1_000, "m": 1_000_000}
+
+
+def parse_budget_text(text: str) -> int:
+    """A token budget as typed: ``2000``, ``2,000``, ``8k`` or ``1.5m``; raises InputError."""
+    from ctxview.errors import InputError
+    from ctxview.params_io import parse_budget
+
+    cleaned = text.strip().replace(",", "").replace("_", "").lower()
+    if cleaned and cleaned[-1] in _SUFFIX:
+        try:
+            number = float(cleaned[:-1]) * _SUFFIX[cleaned[-1]]
+        except ValueError:
+            raise InputError(f"token budget must be a positive whole number, not {text!r}") from None
+        if number.is_integer():
+            cleaned = str(int(number))
+    if not cleaned:
+        raise InputError("token budget is empty: type a positive whole number such as 2000 or 8k")
+    try:
+        return parse_budget(cleaned, source="budget")
+    except InputError as exc:
+        raise InputError(str(exc).removeprefix("budget: ")) from None
+
+
+def parse_count_text(text: str, what: str) -> float:
+    """A non-negative number (whole numbers come back as int); raises InputError."""
+    from ctxview.errors import InputError
+
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    try:
+        number = float(cleaned)
+    except ValueError:
+        raise InputError(f"{what} must be a number ≥ 0, not {text!r}") from None
+    if number != number or number in (float("inf"), float("-inf")) or number < 0:
+        raise InputError(f"{what} must be a number ≥ 0, not {text!r}")
+    return int(number) if number.is_integer() else number
+
+
+def parse_whole_text(text: str, what: str) -> int:
+    """A whole number ≥ 0; raises InputError."""
+    from ctxview.errors import InputError
+
+    number = parse_count_text(text, what)
+    if not isinstance(number, int):
+        raise InputError(f"{what} must be a whole number ≥ 0, not {text!r}")
+    return number
+
+
+def step_budget(budget: int, direction: int, big: bool = False) -> int:
+    """±10 % (at least 1 token); big steps double or halve."""
+    if big:
+        new = budget * 2 if direction > 0 else budget // 2
+    else:
+        delta = max(1, round(budget * 0.1))
+        new = budget + delta if direction > 0 else budget - delta
+    return max(1, min(new, 10**12))

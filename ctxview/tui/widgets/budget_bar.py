@@ -1,0 +1,117 @@
+"""The budget bar: where the token budget went, as a stacked bar with numbers.
+
+Fresh tail (+ focus), kept evictable items, appended live inputs, reserved
+host costs and what is left — all RunSummary fields, nothing recomputed.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from ctxview.model import Trace
+
+SEGMENTS: tuple[tuple[str, str], ...] = (
+    ("tail", "fresh tail"),
+    ("kept", "kept evictable"),
+    ("live", "live appends"),
+    ("reserved", "reserved"),
+    ("free", "free"),
+)
+
+
+def budget_parts(trace: Trace) -> list[tuple[str, int]]:
+    """Token counts per bar segment, in bar order (free is what the budget has left)."""
+    s = trace.summary
+    used = {
+        "tail": s.tail_tokens + s.focus_tokens,
+        "kept": s.kept_evictable_tokens,
+        "live": s.live_appended_tokens,
+        "reserved": s.reserved_tokens,
+    }
+    free = max(0, s.token_budget - sum(used.values()))
+    return [*used.items(), ("free", free)]
+
+
+class BudgetBar(Widget):
+    """Two lines: the stacked bar, then the legend with numbers and notes."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "budget-bar--tail",
+        "budget-bar--kept",
+        "budget-bar--live",
+        "budget-bar--reserved",
+        "budget-bar--free",
+        "budget-bar--over",
+        "budget-bar--note",
+        "budget-bar--label",
+    }
+
+    DEFAULT_CSS = """
+    BudgetBar {
+        height: 2;
+        padding: 0 1;
+        & > .budget-bar--tail { color: $accent; }
+        & > .budget-bar--kept { color: $success; }
+        & > .budget-bar--live { color: $text-secondary; }
+        & > .budget-bar--reserved { color: $warning; }
+        & > .budget-bar--free { color: $panel-lighten-2; }
+        & > .budget-bar--over { color: $text-error; text-style: bold; }
+        & > .budget-bar--note { color: $text-warning; text-style: italic; }
+        & > .budget-bar--label { color: $text-muted; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.trace: Trace | None = None
+
+    def show(self, trace: Trace) -> None:
+        self.trace = trace
+        self.refresh()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"budget-bar--{name}", partial=True)
+
+    def render(self) -> Text:
+        width = max(10, self.content_size.width)
+        if self.trace is None:
+            return Text("budget: waiting for the first assembly…", style=self._style("label"))
+        s = self.trace.summary
+        parts = budget_parts(self.trace)
+        total = max(s.token_budget, sum(n for _, n in parts), 1)
+        bar = Text()
+        cells_left = width
+        for index, (name, tokens) in enumerate(parts):
+            cells = round(tokens * width / total) if index < len(parts) - 1 else cells_left
+            if tokens > 0 and cells == 0 and cells_left > 0:
+                cells = 1
+            cells = max(0, min(cells, cells_left))
+            cells_left -= cells
+            bar.append(("░" if name == "free" else "█") * cells, style=self._style(name))
+        legend = Text()
+        short = width < 110
+        for name, label in SEGMENTS:
+            if short:
+                label = label.split()[0] if name != "kept" else "kept"
+            tokens = dict(parts)[name]
+            if name in ("live", "reserved") and tokens == 0:
+                continue
+            legend.append("░ " if name == "free" else "█ ", style=self._style(name))
+            legend.append(f"{label} {tokens:,}  ")
+        legend.append(f"│ budget {s.token_budget:,}", style="bold")
+        if s.reserved_tokens:
+            legend.append(f" (effective {s.effective_budget:,})")
+        legend.append(f" · {s.selection_mode} · sent {s.final_tokens:,} tok", style=self._style("label"))
+        if s.over_budget:
+            legend.append("  OVER BUDGET", style=self._style("over"))
+        if s.clamped:
+            legend.append("  clamped", style=self._style("over"))
+        if s.low_confidence:
+            note = "  low confidence: the prompt matches no item, so selection is by recency"
+            legend.append(note, style=self._style("note"))
+        legend.truncate(width, overflow="ellipsis")
+        return Text("\n").join([bar, legend])

@@ -1,0 +1,62 @@
+"""One line that says what the last edit changed: ``+3 kept, −2 evicted``.
+
+The rows themselves are marked in the items table (▲ now kept, ▼ no longer
+kept, • other change); this line counts them and names the edit.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ctxview.model import KEPT_OUTCOMES, Trace
+from ctxview.tui.view import OutcomeDiff, clean_inline
+
+
+class ChangesLine(Static):
+    """Counts of outcome changes after the last edit, plus the run's timing."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"changes-line--up", "changes-line--down", "changes-line--muted"}
+
+    DEFAULT_CSS = """
+    ChangesLine {
+        height: 1;
+        padding: 0 1;
+        & > .changes-line--up { color: $text-success; text-style: bold; }
+        & > .changes-line--down { color: $text-error; text-style: bold; }
+        & > .changes-line--muted { color: $text-muted; }
+    }
+    """
+
+    def show(self, diff: OutcomeDiff, trace: Trace, edit: str, elapsed: float | None, first: bool) -> None:
+        muted = self.get_component_rich_style("changes-line--muted", partial=True)
+        line = Text()
+        if first:
+            line.append("assembled", style="bold")
+        else:
+            line.append(f"after {clean_inline(edit, 40)}: ", style="bold")
+            if not diff.changed:
+                line.append("no outcome changed", style=muted)
+            else:
+                up = self.get_component_rich_style("changes-line--up", partial=True)
+                down = self.get_component_rich_style("changes-line--down", partial=True)
+                line.append(f"▲ +{diff.gained} kept", style=up)
+                line.append(", ")
+                line.append(f"▼ −{diff.lost} evicted", style=down)
+                if diff.other:
+                    line.append(f", • {diff.other} other")
+        counts = trace.outcome_counts()
+        kept = sum(n for outcome, n in counts.items() if outcome in KEPT_OUTCOMES and outcome != "appended")
+        evicted = counts.get("evicted", 0) + counts.get("evicted-for-live", 0)
+        line.append(f"   │ {kept:,} kept · {evicted:,} evicted", style=muted)
+        if counts.get("appended"):
+            line.append(f" · {counts['appended']} live appended", style=muted)
+        line.append(f" · {len(trace.messages):,} messages sent", style=muted)
+        if elapsed is not None:
+            line.append(f" · {elapsed * 1000:.0f} ms", style=muted)
+        for warning in trace.warnings[:1]:
+            line.append("   warning: ", style="bold italic")
+            line.append(clean_inline(warning, 100), style="italic")
+        self.update(line)

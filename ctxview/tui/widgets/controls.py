@@ -1,0 +1,210 @@
+"""The controls: prompt, token budget, fresh-tail count, reserved tokens, two switches.
+
+Each edit is validated here; a good value becomes new Params (posted as
+``Controls.ParamsChanged``), a bad one marks its input invalid and posts
+``Controls.Invalid`` so the screen can say why while the last trace stays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.events import Resize
+from textual.message import Message
+from textual.validation import ValidationResult, Validator
+from textual.widgets import Input, Switch
+
+from ctxview.errors import InputError
+from ctxview.model import Params
+from ctxview.tui.view import parse_budget_text, parse_count_text, parse_whole_text
+
+
+class _ParseValidator(Validator):
+    """Adapts one of the ``view.parse_*`` functions to Textual's validation (for the invalid style)."""
+
+    def __init__(self, parse: Any) -> None:
+        super().__init__()
+        self._parse = parse
+
+    def validate(self, value: str) -> ValidationResult:
+        try:
+            self._parse(value)
+        except InputError as exc:
+            return self.failure(str(exc))
+        return self.success()
+
+
+def _budget(text: str) -> int:
+    return parse_budget_text(text)
+
+
+def _tail(text: str) -> float:
+    return parse_count_text(text, "fresh-tail count")
+
+
+def _reserved(text: str) -> int:
+    return parse_whole_text(text, "reserved tokens")
+
+
+_PARSERS = {"budget": _budget, "tail": _tail, "reserved": _reserved}
+_FIELDS = {"budget": "token_budget", "tail": "fresh_tail_count", "reserved": "reserved_tokens"}
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+class Controls(Horizontal):
+    """The parameter editor at the top of the inspector."""
+
+    DEFAULT_CSS = """
+    Controls {
+        height: auto;
+        layout: grid;
+        grid-size: 6 1;
+        grid-columns: 1fr 14 10 14 18 17;
+        grid-rows: 3;
+        & Input, & Switch {
+            border: round $foreground 30%;
+            border-title-color: $text-muted;
+            background: $surface;
+            padding: 0 1;
+        }
+        & Input:focus, & Switch:focus { border: round $accent; border-title-color: $foreground; }
+        & Input.-invalid { border: round $error 70%; border-title-color: $error; }
+        & Input.-invalid:focus { border: round $error; }
+        & Switch { width: 100%; }
+    }
+    """
+
+    class ParamsChanged(Message):
+        def __init__(self, params: Params, field: str) -> None:
+            super().__init__()
+            self.params = params
+            self.field = field
+
+    class Invalid(Message):
+        def __init__(self, field: str, reason: str) -> None:
+            super().__init__()
+            self.field = field
+            self.reason = reason
+
+    BORDER_TITLES: ClassVar[dict[str, str]] = {
+        "prompt": "prompt  /",
+        "budget": "budget",
+        "tail": "tail",
+        "reserved": "reserved",
+        "prompt-aware": "prompt-aware",
+        "engine": "live inputs",
+    }
+
+    SHORT_TITLES: ClassVar[dict[str, str]] = {
+        "prompt": "prompt /",
+        "budget": "budget",
+        "tail": "tail",
+        "reserved": "resv",
+        "prompt-aware": "aware",
+        "engine": "live",
+    }
+
+    def __init__(self, params: Params, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.params = params
+        self._echo: dict[str, str] = {}  # values set by set_params, whose Changed events are not edits
+
+    def compose(self) -> ComposeResult:
+        p = self.params
+        yield Input(p.prompt or "", placeholder="type the next user prompt…", id="prompt")
+        yield Input(str(p.token_budget), id="budget", validators=[_ParseValidator(_budget)])
+        yield Input(_number_text(p.fresh_tail_count), id="tail", validators=[_ParseValidator(_tail)])
+        yield Input(str(p.reserved_tokens), id="reserved", validators=[_ParseValidator(_reserved)])
+        yield Switch(p.prompt_aware_eviction, id="prompt-aware")
+        yield Switch(p.engine, id="engine")
+
+    def on_mount(self) -> None:
+        self._set_titles(self.BORDER_TITLES)
+        self.query_one("#prompt", Input).tooltip = "The incoming user prompt: drives the relevance scores."
+        self.query_one("#budget", Input).tooltip = "Token budget: a number, or 8k / 1.5m. Table keys: + - > < 0"
+        self.query_one("#tail", Input).tooltip = "Fresh-tail count: newest raw messages that are always kept."
+        self.query_one("#reserved", Input).tooltip = "Tokens reserved for host costs (system prompt, tool schemas)."
+        self.query_one("#prompt-aware", Switch).tooltip = "Evict by prompt relevance instead of age."
+        self.query_one("#engine", Switch).tooltip = "Run the engine step: live inputs and the serialized clamp."
+
+    def _set_titles(self, titles: dict[str, str]) -> None:
+        for widget_id, title in titles.items():
+            self.query_one(f"#{widget_id}").border_title = title
+
+    def on_resize(self, event: Resize) -> None:
+        self._set_titles(self.SHORT_TITLES if event.size.width < 120 else self.BORDER_TITLES)
+
+    def set_params(self, params: Params) -> None:
+        """Show params changed elsewhere (keys, reload) without echoing them back as edits."""
+        self.params = params
+        values = {
+            "prompt": params.prompt or "",
+            "budget": str(params.token_budget),
+            "tail": _number_text(params.fresh_tail_count),
+            "reserved": str(params.reserved_tokens),
+        }
+        for widget_id, value in values.items():
+            field = self.query_one(f"#{widget_id}", Input)
+            if widget_id in _PARSERS and self._parses_to(widget_id, field.value, params):
+                continue  # keep what the user typed ("8k") when it means the same
+            if field.value != value:
+                self._echo[widget_id] = value
+                field.value = value
+        self.query_one("#prompt-aware", Switch).value = params.prompt_aware_eviction
+        self.query_one("#engine", Switch).value = params.engine
+
+    def _parses_to(self, widget_id: str, text: str, params: Params) -> bool:
+        try:
+            return _PARSERS[widget_id](text) == getattr(params, _FIELDS[widget_id])
+        except InputError:
+            return False
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        widget_id = event.input.id or ""
+        if event.value != event.input.value:
+            return  # stale: the field has changed again since; its own event follows
+        if self._echo.get(widget_id) == event.value:
+            del self._echo[widget_id]
+            return
+        if widget_id == "prompt":
+            self._emit(replace(self.params, prompt=event.value if event.value else None), widget_id)
+            return
+        parse = _PARSERS.get(widget_id)
+        if parse is None:
+            return
+        try:
+            value = parse(event.value)
+        except InputError as exc:
+            self.post_message(self.Invalid(widget_id, str(exc)))
+            return
+        self._emit(replace(self.params, **{_FIELDS[widget_id]: value}), widget_id)
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        if event.value != event.switch.value:
+            return  # stale: toggled again since
+        if event.switch.id == "prompt-aware":
+            self._emit(replace(self.params, prompt_aware_eviction=event.value), "prompt-aware")
+        elif event.switch.id == "engine":
+            self._emit(replace(self.params, engine=event.value), "engine")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        # Enter in a field: hand the keyboard back to the table
+        event.stop()
+        self.post_message(self.Done())
+
+    class Done(Message):
+        """The user pressed Enter in a field."""
+
+    def _emit(self, params: Params, field: str) -> None:
+        if params == self.params:
+            return
+        self.params = params
+        self.post_message(self.ParamsChanged(params, field))

@@ -1,0 +1,215 @@
+"""The detail pane: everything the trace says about the selected item.
+
+Why it is where it is (reason, protection, eviction cause), the prompt terms
+behind its score, its tool-pair partner, summary provenance from the session
+rows, and its full text with the matched terms highlighted.  Text is built
+as ``rich.text.Text`` pieces, never markup, so stored content shows literally.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from ctxview.model import Decision, Session, Trace
+from ctxview.tui.view import clean_block, clean_inline, item_id, message_json, outcome_text, partner, row_class
+
+TEXT_LIMIT = 20_000
+_WORD = re.compile(r"[a-z0-9]+")
+
+_CLASS_STYLE = {
+    "kept": "green",
+    "evicted": "red",
+    "fresh": "cyan",
+    "protected": "yellow bold",
+    "appended": "magenta bold",
+    "stripped": "yellow",
+    "synthetic": "yellow italic",
+    "dropped": "red dim",
+    "live": "bright_black",
+    "focus": "blue",
+}
+
+
+def _field(label: str, value: Text | str, style: str = "") -> Text:
+    line = Text()
+    line.append(f"{label:<10}", style="bold")
+    if isinstance(value, Text):
+        line.append_text(value)
+    else:
+        line.append(clean_inline(value, 2000), style=style)
+    return line
+
+
+def highlight_terms(text: str, terms: set[str]) -> Text:
+    """Literal text with every prompt term (as the scorer tokenizes: ``[a-z0-9]+`` runs) highlighted."""
+    result = Text(text)
+    if not terms:
+        return result
+    for match in _WORD.finditer(text.lower()):
+        if match.group() in terms:
+            result.stylize("bold reverse", match.start(), match.end())
+    return result
+
+
+def describe(trace: Trace, decision: Decision, session: Session | None) -> list[RenderableType]:
+    """The detail pane's content for one decision."""
+    parts: list[RenderableType] = []
+    klass = row_class(decision)
+    head = Text()
+    head.append(f"{item_id(decision)}  ", style="bold")
+    head.append(clean_inline(decision.label, 40), style="bold")
+    head.append("  ")
+    head.append(f" {outcome_text(decision.outcome)} ", style=f"reverse {_CLASS_STYLE.get(klass, '')}")
+    if decision.label_extra:
+        head.append(f"  {clean_inline(decision.label_extra, 40)}", style="italic")
+    parts.append(head)
+    parts.append(_field("why", decision.reason))
+    segment = decision.segment.replace("-", " ")
+    state = "selected by the budget pass" if decision.selected else "not selected by the budget pass"
+    if decision.live_index is not None:
+        state = f"live input #{decision.live_index}"
+    parts.append(_field("segment", f"{segment} · {state}"))
+    if decision.protected:
+        parts.append(_field("protected", decision.protected, "yellow"))
+    if decision.evicted_by:
+        parts.append(_field("evicted by", f"live input {decision.evicted_by} (made room for it)", "red"))
+    if decision.covered_by:
+        parts.append(_field("covered by", f"{decision.covered_by} (already in the context)"))
+    tokens = f"{decision.tokens:,}"
+    if decision.serialized_tokens is not None:
+        tokens += f"  (serialized {decision.serialized_tokens:,})"
+    if decision.min_budget is not None:
+        tokens += f"  · kept from budget {decision.min_budget:,}"
+    parts.append(_field("tokens", tokens))
+    if decision.output_index is not None:
+        parts.append(_field("position", f"message {decision.output_index} of {len(trace.messages)} in the context"))
+
+    # score and the terms behind it
+    if decision.score is None:
+        parts.append(_field("score", "not scored", "dim"))
+    else:
+        parts.append(_field("score", f"{decision.score:.6f}"))
+        if decision.matched_terms:
+            table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
+            table.add_column("  term", style="bold")
+            table.add_column("count", justify="right")
+            table.add_column("contribution", justify="right")
+            table.add_column("", style="dim")
+            for match in decision.matched_terms:
+                table.add_row(
+                    Text("  " + clean_inline(match.term, 40)),
+                    str(match.count),
+                    f"{match.contribution:.6f}",
+                    Text(clean_inline(match.note, 40)),
+                )
+            parts.append(table)
+        elif trace.summary.searchable_prompt:
+            parts.append(Text("          no prompt term occurs in this item", style="dim"))
+
+    # tool pair
+    if decision.pair_with:
+        mate = partner(trace, decision)
+        line = Text()
+        if mate is not None:
+            line.append(f"{item_id(mate)} {clean_inline(mate.label, 30)} ({outcome_text(mate.outcome)})")
+            line.append("  press p to jump", style="dim")
+        else:
+            line.append(", ".join(decision.pair_with))
+        parts.append(_field("tool pair", line))
+    if decision.tool_call_ids:
+        parts.append(_field("call ids", ", ".join(decision.tool_call_ids)))
+    if decision.synthetic_result_for:
+        parts.append(
+            _field("synthetic", "result added after it for " + ", ".join(decision.synthetic_result_for), "yellow")
+        )
+
+    # provenance from the session rows
+    if session is not None:
+        parts.extend(_provenance(session, decision))
+
+    text = decision.text
+    if text:
+        terms = {m.term for m in decision.matched_terms}
+        shown = text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT]
+        parts.append(Text("\n── text the scorer saw " + "─" * 20, style="dim"))
+        body = highlight_terms(clean_block(shown), terms)
+        if len(text) > TEXT_LIMIT:
+            body.append(f"\n… {len(text) - TEXT_LIMIT:,} more characters", style="dim")
+        parts.append(body)
+    if decision.output_index is not None and decision.output_index < len(trace.messages):
+        parts.append(Text("\n── as sent to the model " + "─" * 20, style="dim"))
+        parts.append(Text(clean_block(message_json(trace.messages[decision.output_index]))))
+    return parts
+
+
+def _provenance(session: Session, decision: Decision) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    if decision.message_id is not None:
+        row = session.messages.get(decision.message_id)
+        where = f"message {decision.message_id}"
+        if row is not None:
+            where += f" · seq {row.seq} · stored role {row.role}"
+            if row.created_at:
+                where += f" · {row.created_at}"
+            where += f" · {len(row.parts)} part{'s' if len(row.parts) != 1 else ''}"
+        parts.append(_field("source", where))
+    if decision.summary_id is not None:
+        summary = session.summaries.get(decision.summary_id)
+        parts.append(_field("summary", decision.summary_id))
+        if summary is not None:
+            span = " → ".join(x for x in (summary.earliest_at, summary.latest_at) if x)
+            parts.append(_field("", f"{summary.kind} depth {summary.depth}" + (f" · {span}" if span else "")))
+            if summary.source_message_ids:
+                seqs = [session.messages[m].seq for m in summary.source_message_ids if m in session.messages]
+                text = f"{len(summary.source_message_ids)} message(s): " + _short_list(summary.source_message_ids)
+                if seqs:
+                    text += f" (seq {min(seqs)}–{max(seqs)})"
+                parts.append(_field("sources", text))
+            if summary.parent_ids:
+                condensed = f"{len(summary.parent_ids)} summaries: " + _short_list(summary.parent_ids)
+                parts.append(_field("condenses", condensed))
+    return parts
+
+
+def _short_list(values: tuple[object, ...], limit: int = 12) -> str:
+    shown = ", ".join(str(v) for v in values[:limit])
+    if len(values) > limit:
+        shown += f", … (+{len(values) - limit})"
+    return shown
+
+
+class DetailPane(VerticalScroll):
+    """Scrollable detail of the selected item."""
+
+    DEFAULT_CSS = """
+    DetailPane {
+        background: $surface;
+        padding: 0 1;
+        & > Static { width: 1fr; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._body = Static(Text("No item selected.", style="dim"), id="detail-body")
+        self.key: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield self._body
+
+    def show(self, trace: Trace | None, decision: Decision | None, session: Session | None) -> None:
+        if trace is None or decision is None:
+            self.key = None
+            self._body.update(Text("No item selected.", style="dim"))
+            return
+        if decision.key != self.key:
+            self.scroll_home(animate=False)
+        self.key = decision.key
+        self._body.update(Group(*describe(trace, decision, session)))

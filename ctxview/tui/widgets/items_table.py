@@ -1,0 +1,275 @@
+"""The items table: one row per Decision, coloured by outcome, virtual.
+
+Rows are formatted only when they scroll into view; a new trace swaps the
+row data and repaints.  Separators mark the fresh-tail boundary, the budget
+line and the live inputs (see ``ctxview.tui.view.layout_rows``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.cells import set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.message import Message
+
+from ctxview.model import Decision, Trace
+from ctxview.tui.view import (
+    OutcomeDiff,
+    SortMode,
+    TableLayout,
+    clean_inline,
+    format_score,
+    item_id,
+    layout_rows,
+    outcome_text,
+    row_class,
+)
+from ctxview.tui.widgets.virtual import VirtualList
+
+# (header, width, alignment) of the fixed columns; the reason takes the rest
+_FIXED = (
+    ("", 2, "<"),
+    ("item", 6, ">"),
+    ("kind", 12, "<"),
+    ("tokens", 7, ">"),
+    ("score", 7, ">"),
+    ("outcome", 21, "<"),
+)
+
+
+def _cell(text: str, width: int, align: str) -> str:
+    if width <= 0:
+        return ""
+    text = set_cell_size(text, width) if align == "<" else text.rjust(width)[-width:]
+    return text
+
+
+class ItemsTable(VirtualList):
+    """Every context item and live input with its tokens, score and outcome."""
+
+    COMPONENT_PREFIX: ClassVar[str] = "items-table"
+    HEADER_LINES: ClassVar[int] = 1
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        f"items-table--{name}"
+        for name in (
+            "header",
+            "cursor",
+            "separator",
+            "sep-budget",
+            "sep-fresh-tail",
+            "sep-live",
+            "sep-evictable",
+            "kept",
+            "evicted",
+            "fresh",
+            "protected",
+            "appended",
+            "stripped",
+            "synthetic",
+            "dropped",
+            "live",
+            "focus",
+            "muted",
+            "changed-up",
+            "changed-down",
+            "changed",
+        )
+    }
+
+    DEFAULT_CSS = """
+    ItemsTable {
+        background: $surface;
+        & > .items-table--header { background: $panel; color: $foreground; text-style: bold; }
+        & > .items-table--cursor { background: $block-cursor-blurred-background; }
+        &:focus > .items-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+        & > .items-table--separator { color: $text-muted; }
+        & > .items-table--sep-budget { color: $text-error; text-style: bold; }
+        & > .items-table--sep-fresh-tail { color: $text-accent; text-style: bold; }
+        & > .items-table--sep-live { color: $text-secondary; text-style: bold; }
+        & > .items-table--sep-evictable { color: $text-muted; text-style: bold; }
+        & > .items-table--kept { color: $text-success; }
+        & > .items-table--evicted { color: $text-error; }
+        & > .items-table--fresh { color: $text-accent; }
+        & > .items-table--protected { color: $text-warning; text-style: bold; }
+        & > .items-table--appended { color: $text-secondary; text-style: bold; }
+        & > .items-table--stripped { color: $text-warning; }
+        & > .items-table--synthetic { color: $text-warning; text-style: italic; }
+        & > .items-table--dropped { color: $text-error 70%; }
+        & > .items-table--live { color: $text-muted; }
+        & > .items-table--focus { color: $text-primary; }
+        & > .items-table--muted { color: $text-muted; }
+        & > .items-table--changed-up { background: $success 25%; }
+        & > .items-table--changed-down { background: $error 25%; }
+        & > .items-table--changed { background: $warning 20%; }
+    }
+    """
+
+    class ItemHighlighted(Message):
+        """The cursor moved to another item (``decision`` is None when the table is empty)."""
+
+        def __init__(self, table: ItemsTable, decision: Decision | None) -> None:
+            super().__init__()
+            self.table = table
+            self.decision = decision
+
+        @property
+        def control(self) -> ItemsTable:
+            return self.table
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.trace: Trace | None = None
+        self.table_layout: TableLayout | None = None
+        self.diff: OutcomeDiff = OutcomeDiff()
+        self.sort: SortMode = "ordinal"
+
+    # --- data ----------------------------------------------------------------------------
+
+    def show(self, trace: Trace, diff: OutcomeDiff, layout: TableLayout | None = None) -> None:
+        """Swap in a new trace; keep the cursor on the same item when it still exists."""
+        key = self.selected_key
+        self.trace = trace
+        self.diff = diff
+        self.table_layout = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
+        self.set_line_count(len(self.table_layout.lines))
+        self._restore(key)
+
+    def set_sort(self, sort: SortMode, layout: TableLayout | None = None) -> None:
+        """Re-order the rows (``layout`` may be computed off the UI thread for big traces)."""
+        if self.trace is None:
+            self.sort = sort
+            return
+        key = self.selected_key
+        self.sort = sort
+        self.table_layout = layout if layout is not None and layout.sort == sort else layout_rows(self.trace, sort)
+        self.set_line_count(len(self.table_layout.lines))
+        self._restore(key, center=True)
+
+    def _restore(self, key: str | None, *, center: bool = False) -> None:
+        line = self.line_of_key(key) if key is not None else None
+        if line is None:
+            line = self.cursor if self.cursor is not None else 0
+        self.move_cursor_to(line, notify=False, center=center)
+        # the detail pane follows the new trace even when the cursor stayed put
+        self.post_message(self.ItemHighlighted(self, self.selected_decision))
+
+    def line_of_key(self, key: str) -> int | None:
+        if self.table_layout is None:
+            return None
+        index = self.table_layout.index_of_key.get(key)
+        return None if index is None else self.table_layout.line_of.get(index)
+
+    def select_key(self, key: str) -> bool:
+        line = self.line_of_key(key)
+        if line is None:
+            return False
+        self.move_cursor_to(line, center=True)
+        return True
+
+    @property
+    def selected_decision(self) -> Decision | None:
+        if self.trace is None or self.table_layout is None or self.cursor is None:
+            return None
+        if not 0 <= self.cursor < len(self.table_layout.lines):
+            return None
+        index = self.table_layout.lines[self.cursor]
+        return self.trace.decisions[index] if index >= 0 else None
+
+    @property
+    def selected_key(self) -> str | None:
+        decision = self.selected_decision
+        return decision.key if decision is not None else None
+
+    def visible_rows(self) -> list[tuple[str, str, str, str, str, str]]:
+        """The cells of every row in display order (for tests and screenshots' captions)."""
+        if self.trace is None or self.table_layout is None:
+            return []
+        rows = []
+        for index in self.table_layout.lines:
+            if index >= 0:
+                d = self.trace.decisions[index]
+                cells = (item_id(d), d.label, str(d.tokens), format_score(d.score), outcome_text(d.outcome), d.reason)
+                rows.append(cells)
+        return rows
+
+    # --- rendering -------------------------------------------------------------------------
+
+    def is_selectable(self, line: int) -> bool:
+        return self.table_layout is not None and self.table_layout.lines[line] >= 0
+
+    def on_virtual_list_cursor_moved(self, event: VirtualList.CursorMoved) -> None:
+        event.stop()
+        self.post_message(self.ItemHighlighted(self, self.selected_decision))
+
+    def _widths(self, width: int) -> list[int]:
+        widths = [w for _, w, _ in _FIXED]
+        gaps = len(widths)
+        rest = width - sum(widths) - gaps
+        if rest < 12:  # narrow: shrink kind and outcome before the reason disappears
+            shrink = min(12 - rest, 8)
+            widths[2] -= shrink // 2
+            widths[5] -= shrink - shrink // 2
+            rest = width - sum(widths) - gaps
+        return [*widths, max(0, rest)]
+
+    def render_header(self, width: int) -> list[Segment]:
+        style = self.part_style("header")
+        widths = self._widths(width)
+        names = [name for name, _, _ in _FIXED] + ["reason"]
+        aligns = [align for _, _, align in _FIXED] + ["<"]
+        if self.trace is not None:
+            names[1] = {"ordinal": "item▲", "score": "item", "tokens": "item"}[self.sort]
+            names[4] = "score▼" if self.sort == "score" else "score"
+            names[3] = "tokens▼" if self.sort == "tokens" else "tokens"
+        text = " ".join(_cell(n, w, a) for n, w, a in zip(names, widths, aligns, strict=True))
+        return [Segment(set_cell_size(text, width), style)]
+
+    def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
+        assert self.trace is not None and self.table_layout is not None
+        index = self.table_layout.lines[line]
+        base = self.rich_style
+        if index < 0:
+            separator = self.table_layout.separators[-index - 1]
+            style = self.part_style(f"sep-{separator.kind}")
+            label = f"── {separator.text} "
+            return [Segment(set_cell_size(label + "─" * max(0, width - len(label)), width), base + style)]
+        d = self.trace.decisions[index]
+        klass = row_class(d)
+        outcome_style = self.part_style(klass)
+        body = Style()
+        if klass in ("evicted", "dropped", "live"):
+            body = self.part_style("muted")
+        direction = self.diff.direction(d.key) if d.key in self.diff.changed else None
+        row_bg = Style()
+        marker = ""
+        if direction is not None:
+            marker = {1: "▲", -1: "▼", 0: "•"}[direction]
+            row_bg = self.part_style({1: "changed-up", -1: "changed-down", 0: "changed"}[direction])
+        if cursor:
+            row_bg = self.part_style("cursor")
+        widths = self._widths(width)
+        reason = d.reason
+        if d.evicted_by:
+            reason = f"{reason} [for {d.evicted_by}]"
+        cells = [
+            (marker, outcome_style),
+            (item_id(d), body),
+            (clean_inline(d.label, 40), body),
+            (f"{d.tokens:,}", body),
+            (format_score(d.score), body),
+            (outcome_text(d.outcome), outcome_style + Style(bold=True)),
+            (clean_inline(reason, 300), body),
+        ]
+        aligns = [align for _, _, align in _FIXED] + ["<"]
+        segments: list[Segment] = []
+        for (text, style), w, align in zip(cells, widths, aligns, strict=True):
+            if w <= 0:
+                continue
+            segments.append(Segment(_cell(text, w, align), base + style + row_bg))
+            segments.append(Segment(" ", base + row_bg))
+        if segments:
+            segments.pop()
+        return segments

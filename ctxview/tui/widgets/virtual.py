@@ -1,0 +1,206 @@
+"""A line-API list with a cursor: renders only the visible lines, caches them.
+
+The items table and the assembled-context pane both show up to 100,000
+lines and change on every keystroke, so they never build widgets per row:
+they swap their row data, clear the line cache and refresh (Toolong's way).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class VirtualList(ScrollView, can_focus=True):
+    """Base class: subclasses implement ``render_row`` (and optionally ``render_header``)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="list.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="list.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="list.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="list.page_down"),
+        Binding("home,g", "edge(-1)", "First", show=False, id="list.first"),
+        Binding("end,G", "edge(1)", "Last", show=False, id="list.last"),
+    ]
+
+    DEFAULT_CSS = """
+    VirtualList {
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    HEADER_LINES: ClassVar[int] = 0
+    COMPONENT_PREFIX: ClassVar[str] = "virtual-list"
+
+    class CursorMoved(Message):
+        def __init__(self, widget: VirtualList, line: int | None) -> None:
+            super().__init__()
+            self.widget = widget
+            self.line = line
+
+        @property
+        def control(self) -> VirtualList:
+            return self.widget
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._line_count = 0
+        self.cursor: int | None = None
+        self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
+        self._style_cache: dict[str, Style] = {}
+
+    # --- subclass hooks ---------------------------------------------------------------
+
+    def is_selectable(self, line: int) -> bool:
+        return True
+
+    def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
+        raise NotImplementedError
+
+    def render_header(self, width: int) -> list[Segment]:
+        return []
+
+    # --- data --------------------------------------------------------------------------
+
+    @property
+    def line_count(self) -> int:
+        return self._line_count
+
+    def set_line_count(self, count: int) -> None:
+        """New row data: resize the virtual area, drop cached lines, repaint."""
+        self._line_count = count
+        self.virtual_size = Size(self.scrollable_content_region.width, count + self.HEADER_LINES)
+        if self.cursor is not None and self.cursor >= count:
+            self.cursor = self._nearest_selectable(count - 1, -1)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._line_cache.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style_cache.clear()
+        self._line_cache.clear()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._line_cache.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, self._line_count + self.HEADER_LINES)
+
+    # --- rendering -----------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y < self.HEADER_LINES:
+            return Strip(self.render_header(width)).crop_extend(0, width, base)
+        line = round(self.scroll_y) + y - self.HEADER_LINES
+        if line < 0 or line >= self._line_count:
+            return Strip.blank(width, base)
+        is_cursor = line == self.cursor
+        key = (line, width, is_cursor)
+        strip = self._line_cache.get(key)
+        if strip is None:
+            strip = Strip(self.render_row(line, width, is_cursor)).crop_extend(0, width, base)
+            self._line_cache.set(key, strip)
+        return strip
+
+    def part_style(self, name: str) -> Style:
+        """The attributes a component class sets (colours blended as Textual blends them), by short name."""
+        cached = self._style_cache.get(name)
+        if cached is None:
+            component = f"{self.COMPONENT_PREFIX}--{name}"
+            full = self.get_component_rich_style(component)
+            part = self.get_component_rich_style(component, partial=True)
+            cached = Style(
+                color=full.color if part.color is not None else None,
+                bgcolor=full.bgcolor if part.bgcolor is not None else None,
+                bold=part.bold,
+                dim=part.dim,
+                italic=part.italic,
+                underline=part.underline,
+                strike=part.strike,
+                reverse=part.reverse,
+            )
+            self._style_cache[name] = cached
+        return cached
+
+    # --- cursor --------------------------------------------------------------------------
+
+    @property
+    def page_height(self) -> int:
+        return max(1, self.scrollable_content_region.height - self.HEADER_LINES)
+
+    def _nearest_selectable(self, line: int, step: int) -> int | None:
+        if self._line_count == 0:
+            return None
+        line = max(0, min(self._line_count - 1, line))
+        probe = line
+        while 0 <= probe < self._line_count:
+            if self.is_selectable(probe):
+                return probe
+            probe += step
+        probe = line - step
+        while 0 <= probe < self._line_count:
+            if self.is_selectable(probe):
+                return probe
+            probe -= step
+        return None
+
+    def move_cursor_to(self, line: int | None, *, step: int = 1, notify: bool = True, center: bool = False) -> None:
+        target = None if line is None else self._nearest_selectable(line, step)
+        old = self.cursor
+        self.cursor = target
+        if old is not None:
+            self._line_cache.discard((old, self.scrollable_content_region.width, True))
+        if target is not None:
+            self.scroll_to_line(target, center=center)
+        self.refresh()
+        if notify and target != old:
+            self.post_message(self.CursorMoved(self, target))
+
+    def scroll_to_line(self, line: int, *, center: bool = False) -> None:
+        top = round(self.scroll_y)
+        height = self.page_height
+        if center and not (top <= line < top + height):
+            self.scroll_to(y=max(0, line - height // 2), animate=False, immediate=True)
+        elif line < top:
+            self.scroll_to(y=line, animate=False, immediate=True)
+        elif line >= top + height:
+            self.scroll_to(y=line - height + 1, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        if self.cursor is None:
+            self.move_cursor_to(0)
+            return
+        self.move_cursor_to(self.cursor + delta, step=1 if delta > 0 else -1)
+
+    def action_page(self, direction: int) -> None:
+        start = self.cursor if self.cursor is not None else 0
+        self.move_cursor_to(start + direction * self.page_height, step=1 if direction > 0 else -1)
+
+    def action_edge(self, direction: int) -> None:
+        if direction < 0:
+            self.move_cursor_to(0, step=1)
+        else:
+            self.move_cursor_to(self._line_count - 1, step=-1)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < self.HEADER_LINES:
+            return
+        line = round(self.scroll_y) + offset.y - self.HEADER_LINES
+        if 0 <= line < self._line_count and self.is_selectable(line):
+            self.focus()
+            self.move_cursor_to(line)

@@ -1,0 +1,136 @@
+"""Render ctxview's main screens headless to SVG and PNG in screenshots/.
+
+    python scripts/screenshots.py [--out screenshots] [--no-png]
+
+Uses the demo sample (and the medium one when it is in sample_sessions/), the
+demo's parameters and live inputs, and hides timings so the images are
+reproducible.  PNGs need cairosvg (``pip install cairosvg``) or rsvg-convert;
+without either only the SVGs are written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from textual.worker import WorkerState
+
+from ctxview.model import Params
+from ctxview.samples import demo_live_messages, ensure_demo_db
+from ctxview.tui.app import CtxviewApp
+from ctxview.tui.screens.inspector import InspectorScreen
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DEMO_PARAMS = Params(
+    token_budget=2000,
+    prompt="helm rollback failed deploy",
+    prompt_aware_eviction=True,
+    fresh_tail_count=8,
+    live_messages=tuple(demo_live_messages()),
+)
+
+
+@dataclass(frozen=True)
+class Shot:
+    name: str
+    size: tuple[int, int]
+    keys: tuple[str, ...] = ()
+    conversation: int | None = 1
+    params: Params = DEMO_PARAMS
+    db: str = "demo"
+
+
+SHOTS: tuple[Shot, ...] = (
+    Shot("picker", (120, 30), conversation=None),
+    Shot("inspector", (160, 48)),
+    Shot("inspector-budget-cut-by-score", (160, 48), keys=("minus", "o", "j", "j", "j")),
+    Shot("inspector-tool-pair", (160, 48), keys=("G", *("k",) * 13, "p")),
+    Shot("inspector-chronological", (160, 48), keys=("G",),
+         params=replace(DEMO_PARAMS, prompt_aware_eviction=False, engine=False)),
+    Shot("inspector-80x24", (80, 24)),
+    Shot("help", (120, 48), keys=("question_mark",)),
+    Shot("export", (160, 48), keys=("e",)),
+    Shot("medium", (160, 48), keys=("o", "g"), db="medium",
+         params=Params(token_budget=20_000, prompt="postgres failover replica lag", prompt_aware_eviction=True,
+                       fresh_tail_count=16)),
+)
+
+
+async def settle(pilot) -> None:  # noqa: ANN001
+    for _ in range(600):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers)
+        if not busy and (not isinstance(screen, InspectorScreen) or screen.settled or screen.load_error):
+            return
+    raise RuntimeError("the app did not settle")
+
+
+async def render(shot: Shot, db: Path) -> str:
+    app = CtxviewApp(db, conversation_id=shot.conversation, params=shot.params, show_timings=False)
+    async with app.run_test(size=shot.size) as pilot:
+        await settle(pilot)
+        for key in shot.keys:
+            await pilot.press(key)
+            await settle(pilot)
+        await pilot.pause(0.2)
+        return app.export_screenshot(title=f"ctxview — {shot.name}")
+
+
+def to_png(svg: str, target: Path) -> bool:
+    """Rasterise with cairosvg or rsvg-convert; the web font is swapped for a local monospace one."""
+    svg = re.sub(r"@font-face\s*\{[^}]*\}", "", svg)
+    svg = svg.replace("font-family: Fira Code, monospace", "font-family: DejaVu Sans Mono, Menlo, monospace")
+    try:
+        import cairosvg  # type: ignore[import-not-found]
+    except ImportError:
+        converter = shutil.which("rsvg-convert")
+        if converter is None:
+            return False
+        subprocess.run([converter, "-o", str(target)], input=svg.encode(), check=True)
+        return True
+    cairosvg.svg2png(bytestring=svg.encode(), write_to=str(target))
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "screenshots"))
+    parser.add_argument("--no-png", action="store_true")
+    parser.add_argument("--only", nargs="*", help="names of the shots to render")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dbs = {"demo": ensure_demo_db(), "medium": ROOT / "sample_sessions" / "medium.db"}
+    png_ok = not args.no_png
+    for shot in SHOTS:
+        if args.only and shot.name not in args.only:
+            continue
+        db = dbs[shot.db]
+        if not db.is_file():
+            print(f"skip {shot.name}: {db} not found", file=sys.stderr)
+            continue
+        svg = asyncio.run(render(shot, db))
+        (out / f"{shot.name}.svg").write_text(svg, encoding="utf-8")
+        written = [f"{shot.name}.svg"]
+        if png_ok:
+            if to_png(svg, out / f"{shot.name}.png"):
+                written.append(f"{shot.name}.png")
+            else:
+                png_ok = False
+                print("no cairosvg or rsvg-convert: writing SVGs only", file=sys.stderr)
+        print("wrote " + ", ".join(str(out / name) for name in written))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,86 @@
+"""Pinned looks of the picker, inspector and help screens on the demo sample.
+
+Deterministic: the demo database is rebuilt byte-identically into a temporary
+directory and opened by a relative path, the terminal size is fixed, timings
+are hidden, the items table (not an input) has focus so no cursor blinks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from textual.worker import WorkerState
+
+from ctxview.model import Params
+from ctxview.samples import build_sample, demo_live_messages
+from ctxview.tui.app import CtxviewApp
+from ctxview.tui.screens.inspector import InspectorScreen
+
+DEMO_PARAMS = Params(
+    token_budget=2000,
+    prompt="helm rollback failed deploy",
+    prompt_aware_eviction=True,
+    fresh_tail_count=8,
+    live_messages=tuple(demo_live_messages()),
+)
+
+
+@pytest.fixture
+def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    build_sample(tmp_path / "demo.db", "demo")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def make_app(conversation_id: int | None = 1, params: Params = DEMO_PARAMS) -> CtxviewApp:
+    return CtxviewApp(Path("demo.db"), conversation_id=conversation_id, params=params, show_timings=False)
+
+
+def settled(*keys: str):
+    """A run_before that presses keys, waiting for every worker after each."""
+
+    async def run_before(pilot) -> None:
+        async def settle() -> None:
+            for _ in range(400):
+                await pilot.app.workers.wait_for_complete()
+                await pilot.pause()
+                screen = pilot.app.screen
+                busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers)
+                if not busy and (not isinstance(screen, InspectorScreen) or screen.settled):
+                    return
+            raise AssertionError("did not settle")
+
+        await settle()
+        for key in keys:
+            await pilot.press(key)
+            await settle()
+
+    return run_before
+
+
+def test_picker(snap_compare, demo_dir):
+    assert snap_compare(make_app(conversation_id=None), terminal_size=(120, 30), run_before=settled())
+
+
+def test_inspector_wide(snap_compare, demo_dir):
+    assert snap_compare(make_app(), terminal_size=(160, 48), run_before=settled())
+
+
+def test_inspector_after_budget_cut_sorted_by_score(snap_compare, demo_dir):
+    """Lower the budget 10 % (rows that lost their place are marked ▼), then sort by score."""
+    assert snap_compare(make_app(), terminal_size=(160, 48), run_before=settled("minus", "o", "j", "j", "j"))
+
+
+def test_inspector_compact_80x24(snap_compare, demo_dir):
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=settled())
+
+
+def test_inspector_engine_off_chronological(snap_compare, demo_dir):
+    params = replace(DEMO_PARAMS, prompt_aware_eviction=False, engine=False)
+    assert snap_compare(make_app(params=params), terminal_size=(160, 48), run_before=settled("G"))
+
+
+def test_help(snap_compare, demo_dir):
+    assert snap_compare(make_app(), terminal_size=(120, 48), run_before=settled("question_mark"))
