@@ -188,8 +188,12 @@ _DECODER = json.JSONDecoder(
 
 
 def js_parse(text: str) -> Any:
-    """Parse JSON like ``JSON.parse``; raise ``ValueError`` where JS would throw."""
-    stripped = js_trim(text)
+    """Parse JSON like ``JSON.parse``; raise ``ValueError`` where JS would throw.
+
+    Only JSON's own whitespace (space, tab, LF, CR) may surround the value;
+    JSON.parse rejects a no-break space or BOM there.
+    """
+    stripped = text.strip(" \t\n\r")
     value, end = _DECODER.raw_decode(stripped)
     if end != len(stripped):
         raise ValueError("trailing data after JSON value")

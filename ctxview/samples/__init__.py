@@ -13,11 +13,12 @@ Modules: ``build`` (build_sample), ``writer`` (rows, ids, times, the SQLite file
 from __future__ import annotations
 
 from ctxview.samples.build import SAMPLE_KINDS, build_sample
-from ctxview.samples.demo import demo_live_messages, write_demo_live_json
+from ctxview.samples.demo import DEMO_CONVERSATION_ID, demo_live_messages, write_demo_live_json
 from ctxview.samples.paths import ensure_demo_db
 from ctxview.samples.writer import SampleInfo
 
 __all__ = [
+    "DEMO_CONVERSATION_ID",
     "SAMPLE_KINDS",
     "SampleInfo",
     "build_sample",

@@ -142,6 +142,10 @@ class _Script:
 # --- the conversations ----------------------------------------------------------------------
 
 
+# The main conversation is written first, so it gets conversation_id 1 (tested).
+DEMO_CONVERSATION_ID = 1
+
+
 def build_demo(db: SessionDb) -> list[dict[str, Any]]:
     """Write the demo conversations; return the main conversation's live messages."""
     main = db.conversation(

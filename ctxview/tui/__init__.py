@@ -38,6 +38,11 @@ def run_tui(
     except CtxviewError as exc:
         print(f"ctxview: error: {exc}", file=sys.stderr)
         return 2
+    if demo and conversation_id is None:
+        # the demo's story is its first (active) conversation: open it, not the picker
+        from ctxview.samples import DEMO_CONVERSATION_ID
+
+        conversation_id = DEMO_CONVERSATION_ID
     from ctxview.tui.app import CtxviewApp
 
     app = CtxviewApp(db_path, conversation_id=conversation_id, params=params, demo=demo)

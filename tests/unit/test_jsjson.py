@@ -47,7 +47,9 @@ def test_parse_rejects_what_javascript_rejects() -> None:
     assert try_js_parse("NaN") == (False, None)
     assert try_js_parse("{'a': 1}") == (False, None)
     assert try_js_parse("[1] x") == (False, None)
-    assert try_js_parse(" [1] ") == (True, [1])
+    assert try_js_parse(" [1]\n") == (True, [1])
+    assert try_js_parse("\u00a0[1]") == (False, None)  # JSON.parse allows only JSON whitespace
+    assert try_js_parse("\ufeff[1]") == (False, None)
 
 
 def test_stringify_escapes_lone_surrogates_and_control_characters() -> None:

@@ -648,3 +648,14 @@ def test_ensure_demo_db_builds_into_the_cache(tmp_path: Path, monkeypatch: pytes
     assert path.read_bytes() == build_sample(tmp_path / "fresh.db", "demo").path.read_bytes()
     mtime = path.stat().st_mtime_ns
     assert ensure_demo_db() == path and path.stat().st_mtime_ns == mtime
+
+
+def test_demo_conversation_id_names_the_active_debugging_conversation(tmp_path: Path) -> None:
+    from ctxview.samples import DEMO_CONVERSATION_ID
+    from ctxview.store import LcmStore
+
+    info = build_sample(tmp_path / "demo.db", "demo")
+    assert info.active_conversation_id == DEMO_CONVERSATION_ID
+    with LcmStore(info.path) as store:
+        session = store.load_session(DEMO_CONVERSATION_ID)
+    assert session.conversation.title == "Flaky prod deploy of billing-api 2.14"
