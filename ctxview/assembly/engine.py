@@ -1,0 +1,560 @@
+"""The engine step after assembly: live inputs, fallbacks and the final clamp (spec §9.2).
+
+``reconcile`` takes what the assembler returned and the host's live message
+window and produces what the model actually receives, plus a record of every
+effect for the trace: which live inputs were already covered or appended,
+which assembled items were evicted to make room (and for which input), which
+tool pairs were protected, and what the serialized clamp cut.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.assembly.clamp import ClampResult, clamp_to_serialized_budget, strip_trailing_prefill
+from ctxview.assembly.live import (
+    normalize_live_message,
+    stored_content,
+    stored_role,
+    stored_token_count,
+)
+from ctxview.assembly.tool_pairs import sanitize_tool_use_result_pairing_keyed
+from ctxview.assembly.volatile import (
+    RETRY_MARKER,
+    PairIndex,
+    SerializedCache,
+    VolatileResult,
+    append_volatile_inputs,
+    is_volatile_content,
+    normalize_overlap_text,
+    protected_indexes,
+)
+from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
+from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision
+
+PROMPT_RECALL_NOT_BUILT: dict[str, Any] = {
+    "cueBuilt": False,
+    "cueIncluded": False,
+    "cueDroppedForVolatile": False,
+    "cueDroppedForClamp": False,
+    "cueTokenCount": None,
+    "cueMessage": None,
+}
+
+
+@dataclass
+class EngineResult:
+    """What the model receives after the engine step, and the effects the trace shows."""
+
+    messages: list[Any]  # final messages (top-level "messages")
+    message_keys: list[str | None]  # assembled key, "l:<live index>" for live inputs, None for synthetic results
+    estimated_tokens: int  # final serialized estimate
+    engine_outcome: str  # "assembled" or "live-fallback:<reason>"
+    stages: dict[str, Any]  # "promptRecall", "volatileAppend", "serializedClamp" in parity shape
+    live_decisions: list[Decision]
+    item_updates: dict[str, dict[str, Any]]
+    protected_pairs: list[tuple[str, str, str]]  # (call item key, result item key, why protected)
+    warnings: list[str] = field(default_factory=list)
+
+
+def resolve_budget(value: Any, cap: Any = None) -> int:
+    """§9.1: floor of a finite positive budget, else 128000; then the optional cap."""
+    number = value.value if isinstance(value, JSNumber) else value
+    budget = ENGINE_DEFAULT_BUDGET
+    if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number) and number > 0:
+        budget = math.floor(number)
+    if isinstance(cap, (int, float)) and not isinstance(cap, bool) and math.isfinite(cap) and cap > 0:
+        budget = min(budget, math.floor(cap))
+    return budget
+
+
+def reconcile(
+    assembled: list[Any],
+    assembled_keys: list[str | None],
+    assembler_estimate: int,
+    protection_hashes: list[str],
+    *,
+    live_messages: list[Any] | None,
+    token_budget: int,
+    prompt: str | None,
+    available_tools: list[str] | None,
+    context_item_count: int,
+    has_summary_items: bool,
+    conversation_found: bool = True,
+    max_assembly_token_budget: int | None = None,
+    conversation_id: int | None = None,
+    session_id: str | None = None,
+) -> EngineResult:
+    """§9.2: the engine's post-assembly reconciliation, with a trace of its effects."""
+    live = list(live_messages or [])
+    host_separate = prompt is not None and available_tools is not None
+    context = _LogContext(conversation_id, session_id)
+    if not conversation_found:
+        kept = strip_trailing_prefill(live, preserve=host_separate)
+        return _live_fallback_result(
+            "no-conversation", live, kept, list(range(len(kept))), 0, None, assembled_keys, context
+        )
+    budget = resolve_budget(token_budget, max_assembly_token_budget)
+    if context_item_count == 0:
+        return _bounded_fallback("empty-context", live, budget, host_separate, assembled_keys, context)
+    if not has_summary_items and context_item_count < len(live):
+        return _bounded_fallback("coverage-trails-live", live, budget, host_separate, assembled_keys, context)
+    if live and not assembled:
+        return _bounded_fallback("empty-assembled", live, budget, host_separate, assembled_keys, context)
+    if live and not any(isinstance(m, dict) and m.get("role") == "user" for m in assembled):
+        return _bounded_fallback("no-user-turn", live, budget, host_separate, assembled_keys, context)
+    try:
+        return _assembled_result(
+            assembled,
+            assembled_keys,
+            assembler_estimate,
+            protection_hashes,
+            live,
+            budget,
+            host_separate,
+            context,
+        )
+    except Exception as exc:  # §9.2: any failure falls back to the bounded live transcript
+        result = _bounded_fallback("error", live, budget, host_separate, assembled_keys, context)
+        result.warnings.insert(0, f"[ctxview] engine step failed ({type(exc).__name__}: {exc})")
+        return result
+
+
+# --- the normal path -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _LogContext:
+    conversation_id: int | None
+    session_id: str | None
+
+    def prefix(self) -> str:
+        parts = []
+        if self.conversation_id is not None:
+            parts.append(f"conversation={self.conversation_id}")
+        if self.session_id is not None:
+            parts.append(f"session={self.session_id}")
+        return "".join(" " + p for p in parts)
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _assembled_result(
+    assembled: list[Any],
+    assembled_keys: list[str | None],
+    assembler_estimate: int,
+    protection_hashes: list[str],
+    live: list[Any],
+    budget: int,
+    host_separate: bool,
+    context: _LogContext,
+) -> EngineResult:
+    tokens = SerializedCache()
+    seeds = protected_indexes(assembled, protection_hashes)
+    volatile = append_volatile_inputs(
+        assembled,
+        assembler_estimate,
+        live,
+        seeds,
+        budget,
+        sanitize=sanitize_tool_use_result_pairing_keyed,
+        normalize=normalize_live_message,
+        tokens=tokens,
+    )
+    clamp = clamp_to_serialized_budget(volatile.messages, budget, preserve=host_separate, tokens_of=tokens)
+
+    def key_of(source: tuple[str, int] | None) -> str | None:
+        if source is None:
+            return None
+        kind, index = source
+        return assembled_keys[index] if kind == "a" else f"l:{index}"
+
+    volatile_keys = [key_of(s) for s in volatile.sources]
+    final_keys = [volatile_keys[i] for i in clamp.final_indexes]
+
+    warnings: list[str] = []
+    if volatile.appended_messages > 0 and (volatile.evicted_messages > 0 or volatile.over_budget):
+        warnings.append(
+            "[lcm] assemble: appended unpersisted volatile live input"
+            f"{context.prefix()} appendedMessages={volatile.appended_messages}"
+            f" appendedTokens={volatile.appended_tokens} evictedMessages={volatile.evicted_messages}"
+            f" evictedTokens={volatile.evicted_tokens} overBudget={_flag(volatile.over_budget)}"
+        )
+    if clamp.clamped:
+        warnings.append(
+            "[lcm] assemble: serialized budget clamp"
+            f"{context.prefix()} serializedTokensBefore={clamp.tokens_before}"
+            f" serializedTokens={clamp.tokens} internalEstimatedTokens={volatile.estimated_tokens}"
+            f" evictedMessages={clamp.evicted} tokenBudget={budget} clamped=true overBudget={_flag(clamp.over_budget)}"
+        )
+
+    stages = {
+        "promptRecall": dict(PROMPT_RECALL_NOT_BUILT),
+        "volatileAppend": _volatile_stage(volatile, seeds, assembled, assembler_estimate, clamp.messages),
+        "serializedClamp": clamp.stage(budget, host_separate),
+    }
+    trace = _EngineTrace(assembled, assembled_keys, live, volatile, clamp, volatile_keys, final_keys, budget, tokens)
+    return EngineResult(
+        messages=clamp.messages,
+        message_keys=final_keys,
+        estimated_tokens=clamp.tokens,
+        engine_outcome="assembled",
+        stages=stages,
+        live_decisions=trace.live_decisions(),
+        item_updates=trace.item_updates(),
+        protected_pairs=trace.protected_pairs(),
+        warnings=warnings,
+    )
+
+
+def _volatile_stage(
+    volatile: VolatileResult,
+    seeds: set[int],
+    assembled: list[Any],
+    assembler_estimate: int,
+    final: list[Any],
+) -> dict[str, Any]:
+    stage: dict[str, Any] = {
+        "volatileLiveIndexes": list(volatile.marker_indexes),
+        "protectedAssembledIndexes": sorted(seeds),
+        "inputMessageCount": len(assembled),
+        "inputEstimatedTokens": assembler_estimate,
+        "appendedMessages": volatile.appended_messages,
+        "appendedTokens": volatile.appended_tokens,
+        "evictedMessages": volatile.evicted_messages,
+        "evictedTokens": volatile.evicted_tokens,
+        "overBudget": volatile.over_budget,
+        "estimatedTokens": volatile.estimated_tokens,
+    }
+    if _same_messages(volatile.messages, final):
+        stage["messages"], stage["messagesSameAs"] = None, "final"
+    elif _same_messages(volatile.messages, assembled):
+        stage["messages"], stage["messagesSameAs"] = None, "assembler"
+    else:
+        stage["messages"], stage["messagesSameAs"] = list(volatile.messages), None
+    return stage
+
+
+def _same_messages(left: list[Any], right: list[Any]) -> bool:
+    if len(left) != len(right):
+        return False
+    if all(a is b for a, b in zip(left, right, strict=True)):
+        return True
+    return js_stringify(left) == js_stringify(right)
+
+
+# --- trace of the normal path ------------------------------------------------------------------
+
+
+def _volatile_kind(message: Any, structural: bool) -> str:
+    content = stored_content(message)
+    if is_volatile_content(content):
+        if any(js_trim(line) == RETRY_MARKER for line in js_trim_start(content).replace("\r\n", "\n").split("\n")):
+            return "retry prompt"
+        if normalize_overlap_text(content).startswith("[inter-session message]"):
+            return "inter-session message"
+        return "internal task-completion event"
+    return "decorated current turn" if structural else "volatile input"
+
+
+def _live_label(message: Any) -> str | None:
+    role = message.get("role") if isinstance(message, dict) else None
+    return role if isinstance(role, str) else None
+
+
+class _EngineTrace:
+    """Turns the volatile and clamp results into decisions and item updates."""
+
+    def __init__(
+        self,
+        assembled: list[Any],
+        assembled_keys: list[str | None],
+        live: list[Any],
+        volatile: VolatileResult,
+        clamp: ClampResult,
+        volatile_keys: list[str | None],
+        final_keys: list[str | None],
+        budget: int,
+        tokens: SerializedCache,
+    ) -> None:
+        self.assembled = assembled
+        self.keys = assembled_keys
+        self.live = live
+        self.volatile = volatile
+        self.clamp = clamp
+        self.volatile_keys = volatile_keys
+        self.final_keys = final_keys
+        self.budget = budget
+        self.tokens = tokens
+        self.pairs = PairIndex.build(assembled)
+
+    def _asm_key(self, index: int) -> str:
+        key = self.keys[index] if index < len(self.keys) else None
+        return key if key is not None else f"assembled #{index}"
+
+    def live_decisions(self) -> list[Decision]:
+        volatile = self.volatile
+        final_pos = {key: i for i, key in enumerate(self.final_keys) if key is not None}
+        exact_by_live = {li: ai for ai, li in volatile.exact_anchor.items()}
+        appended = set(volatile.appended)
+        restored = {li: ev for ev in volatile.evictions for li in ev.restored}
+        decisions: list[Decision] = []
+        for li, raw in enumerate(self.live):
+            normalized = volatile.normalized_live[li] if li < len(volatile.normalized_live) else raw
+            key = f"l:{li}"
+            covered_by: str | None = None
+            output_index = final_pos.get(key)
+            if li in volatile.covered:
+                outcome = "covered"
+                covered_by = self._asm_key(volatile.covered[li])
+                reason = f"volatile input already in the context as {covered_by} (same signature); not appended"
+            elif li in appended:
+                kind = _volatile_kind(normalized, li == volatile.structural_index)
+                if output_index is None:
+                    outcome = "live-dropped"
+                    reason = f"{kind} appended by the engine, then cut by the serialized clamp"
+                else:
+                    outcome = "appended"
+                    where = self._neighbour(output_index)
+                    if li in restored:
+                        gone = ", ".join(self._asm_key(i) for i in restored[li].indexes)
+                        reason = f"{kind}: its covering copy was evicted ({gone}), so it is appended {where}"
+                    else:
+                        reason = f"{kind} not in the stored context: appended {where}"
+            else:
+                outcome = "live-ignored"
+                reason = self._ignored_reason(li, normalized, exact_by_live)
+            decisions.append(
+                Decision(
+                    key=key,
+                    ordinal=None,
+                    live_index=li,
+                    kind="live",
+                    label="live",
+                    role=_live_label(normalized),
+                    source_role=stored_role(raw),
+                    message_id=None,
+                    seq=None,
+                    summary_id=None,
+                    tokens=stored_token_count(normalized),
+                    serialized_tokens=self.tokens(normalized),
+                    score=None,
+                    matched_terms=(),
+                    segment="live",
+                    selected=False,
+                    outcome=outcome,  # type: ignore[arg-type]
+                    reason=reason,
+                    output_index=output_index,
+                    covered_by=covered_by,
+                )
+            )
+        return decisions
+
+    def _neighbour(self, output_index: int) -> str:
+        if output_index == 0:
+            return "at the start"
+        before = self.final_keys[output_index - 1]
+        return f"after {before}" if before is not None else "after a synthetic tool result"
+
+    def _ignored_reason(self, li: int, message: Any, exact_by_live: dict[int, int]) -> str:
+        if li in exact_by_live:
+            return f"already persisted: same message as {self._asm_key(exact_by_live[li])}"
+        role = stored_role(message)
+        if role not in ("user", "system"):
+            return f"{role} message: only user turns can be volatile inputs; assumed persisted"
+        return "no volatile marker and not the decorated current turn: assumed persisted"
+
+    def item_updates(self) -> dict[str, dict[str, Any]]:
+        volatile = self.volatile
+        updates: dict[str, dict[str, Any]] = {}
+        for index, message in enumerate(self.assembled):
+            key = self.keys[index] if index < len(self.keys) else None
+            if key is None:
+                continue
+            fields: dict[str, Any] = {"serialized_tokens": self.tokens(message)}
+            why = self._protection(index)
+            if why is not None:
+                fields["protected"] = why
+            updates[key] = fields
+        first = volatile.first_uncovered
+        for eviction in volatile.evictions:
+            if not first:
+                break
+            forcing = f"l:{first[0]}"
+            others = len(first) - 1
+            with_others = f" with {others} other input{'s' if others != 1 else ''}" if others else ""
+            group = [self._asm_key(i) for i in eviction.indexes]
+            for index in eviction.indexes:
+                key = self.keys[index]
+                if key is None:
+                    continue
+                partners = [k for k in group if k != key]
+                pair_note = (
+                    f"; evicted together with its tool partner{'s' if len(partners) > 1 else ''} " + ", ".join(partners)
+                    if partners
+                    else ""
+                )
+                updates.setdefault(key, {}).update(
+                    outcome="evicted-for-live",
+                    evicted_by=forcing,
+                    reason=(
+                        f"evicted to make room for live input {forcing}{with_others}: the context came to "
+                        f"{eviction.estimate_after} serialized tokens after this eviction (budget {self.budget})"
+                        f"{pair_note}"
+                    ),
+                )
+        clamp = self.clamp
+        if clamp.clamped:
+            kept = set(clamp.kept_indexes)
+            final = set(clamp.final_indexes)
+            target = max(1, math.floor(self.budget * 0.9))
+            for position, key in enumerate(self.volatile_keys):
+                if key is None or key.startswith("l:") or position in final:
+                    continue
+                if position in kept:
+                    updates.setdefault(key, {}).update(
+                        outcome="prefill-stripped",
+                        reason="trailing assistant message removed after the clamp (the turn must end on a user)",
+                    )
+                else:
+                    updates.setdefault(key, {}).update(
+                        outcome="clamped",
+                        reason=(
+                            f"cut by the serialized clamp: {clamp.tokens_before} serialized tokens exceeded the "
+                            f"budget {self.budget}; only the newest messages fitting {target} were kept"
+                        ),
+                    )
+        return updates
+
+    def _protection(self, index: int) -> str | None:
+        volatile = self.volatile
+        if index in volatile.protected:
+            partner = volatile.protected[index]
+            return "fresh tail" if partner is None else f"tool partner of {self._asm_key(partner)}"
+        if index in volatile.exact_protected:
+            partner = volatile.exact_protected[index]
+            return "live anchor" if partner is None else f"tool partner of {self._asm_key(partner)}"
+        return None
+
+    def protected_pairs(self) -> list[tuple[str, str, str]]:
+        volatile = self.volatile
+        pairs: list[tuple[str, str, str]] = []
+        for index, call_ids in enumerate(self.pairs.call_ids):
+            if not call_ids:
+                continue
+            if index in volatile.protected:
+                why = "fresh tail"
+            elif index in volatile.exact_protected:
+                why = "live anchor"
+            else:
+                continue
+            call_key = self.keys[index]
+            if call_key is None:
+                continue
+            for call_id in call_ids:
+                for result_index in self.pairs.results_by_id.get(call_id, ()):
+                    result_key = self.keys[result_index]
+                    if result_key is not None:
+                        pairs.append((call_key, result_key, why))
+        return pairs
+
+
+# --- fallbacks -------------------------------------------------------------------------------------
+
+
+def _bounded_fallback(
+    reason: str,
+    live: list[Any],
+    budget: int,
+    host_separate: bool,
+    assembled_keys: Sequence[str | None],
+    context: _LogContext,
+) -> EngineResult:
+    """Safe fallback (prefill stripped) then the serialized clamp; the estimate is the clamp's."""
+    safe = strip_trailing_prefill(live, preserve=host_separate)
+    clamp = clamp_to_serialized_budget(safe, budget, preserve=host_separate)
+    result = _live_fallback_result(
+        reason, live, clamp.messages, clamp.final_indexes, clamp.tokens, (len(safe), clamp), assembled_keys, context
+    )
+    result.stages["serializedClamp"] = clamp.stage(budget, host_separate)
+    return result
+
+
+_FALLBACK_WHY = {
+    "no-conversation": "no conversation matches the session",
+    "empty-context": "the conversation has no context items",
+    "coverage-trails-live": "no summaries and fewer context items than live messages",
+    "empty-assembled": "the assembler returned no messages",
+    "no-user-turn": "the assembled context has no user turn",
+    "error": "the engine step failed",
+}
+
+
+def _live_fallback_result(
+    reason: str,
+    live: list[Any],
+    messages: list[Any],
+    live_positions: list[int],
+    estimated: int,
+    clamped: tuple[int, ClampResult] | None,
+    assembled_keys: Sequence[str | None],
+    context: _LogContext,
+) -> EngineResult:
+    why = _FALLBACK_WHY.get(reason, reason)
+    shown = {pos: out for out, pos in enumerate(live_positions)}
+    decisions: list[Decision] = []
+    for li, message in enumerate(live):
+        output_index = shown.get(li)
+        if output_index is not None:
+            outcome, text = "appended", f"engine fell back to the live transcript ({why})"
+        elif clamped is None or li >= clamped[0] or li in clamped[1].kept_indexes:
+            outcome, text = "live-dropped", f"live transcript fallback ({why}); removed as trailing assistant prefill"
+        else:
+            outcome, text = "live-dropped", f"live transcript fallback ({why}); cut by the serialized clamp"
+        decisions.append(
+            Decision(
+                key=f"l:{li}",
+                ordinal=None,
+                live_index=li,
+                kind="live",
+                label="live",
+                role=_live_label(message),
+                source_role=stored_role(message),
+                message_id=None,
+                seq=None,
+                summary_id=None,
+                tokens=0,
+                serialized_tokens=None,
+                score=None,
+                matched_terms=(),
+                segment="live",
+                selected=False,
+                outcome=outcome,  # type: ignore[arg-type]
+                reason=text,
+                output_index=output_index,
+            )
+        )
+    updates = {
+        key: {
+            "outcome": "evicted-for-live",
+            "reason": f"engine used the live transcript instead of the assembled context ({why})",
+        }
+        for key in assembled_keys
+        if key is not None
+    }
+    return EngineResult(
+        messages=list(messages),
+        message_keys=[f"l:{pos}" for pos in live_positions],
+        estimated_tokens=estimated,
+        engine_outcome=f"live-fallback:{reason}",
+        stages={"promptRecall": None, "volatileAppend": None, "serializedClamp": None},
+        live_decisions=decisions,
+        item_updates=updates,
+        protected_pairs=[],
+        warnings=[f"[lcm] assemble: live transcript fallback{context.prefix()} reason={reason}"],
+    )

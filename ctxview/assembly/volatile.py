@@ -1,0 +1,688 @@
+"""Volatile live inputs: detect, match against the context, merge, evict (spec §9.3–§9.7).
+
+Some live messages never reach the database (inter-session announcements,
+retry prompts, the channel-decorated current turn).  The engine appends the
+ones the assembled context does not already contain, placing each one by the
+live order of its neighbours, and if the serialized size then exceeds the
+budget it evicts whole tool-pair groups — never the fresh tail, never an
+assembled message that exactly matches a live one — choosing the eviction
+that leaves the largest total that still fits.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.assembly.decoration import is_bare_face_of_current_turn
+from ctxview.assembly.live import (
+    assistant_pairing_ids,
+    live_signature,
+    result_pairing_id,
+    stored_content,
+    stored_role,
+    stored_token_count,
+)
+from ctxview.assembly.tokens import serialized_message_tokens
+from ctxview.jsjson import collapse_js_whitespace, h16, is_blank, js_trim, js_trim_start
+
+# §7.4 with a key per message: (messages, keys) -> (repaired messages, their keys; None = synthetic)
+KeyedSanitizer = Callable[[list[Any], list[Any]], tuple[list[Any], list[Any]]]
+
+# --- §9.5(a) marker-volatile content --------------------------------------------------
+
+RETRY_MARKER = "[Retry after the previous model attempt failed or timed out]"
+INTERNAL_BEGIN = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+INTERNAL_END = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+_INTER_SESSION = "[inter-session message]"
+_TASK_COMPLETION = "[internal task completion event]"
+_LINE_SPLIT = re.compile(r"\r?\n")
+
+
+def normalize_overlap_text(text: str) -> str:
+    """Collapse JS whitespace, trim, lowercase: the ``liveText`` of a candidate."""
+    return js_trim(collapse_js_whitespace(text)).lower()
+
+
+def is_volatile_content(content: str) -> bool:
+    """§9.5(a) ``isVolatileContent``: retry line, or a complete internal-context block of a known kind."""
+    trimmed = js_trim_start(content)
+    if any(js_trim(line) == RETRY_MARKER for line in _LINE_SPLIT.split(trimmed)):
+        return True
+    begin = trimmed.find(INTERNAL_BEGIN)
+    if begin < 0:
+        return False
+    if trimmed.find(INTERNAL_END, begin + len(INTERNAL_BEGIN)) < 0:
+        return False
+    norm = normalize_overlap_text(trimmed)
+    if norm.startswith(_INTER_SESSION):
+        return True
+    return trimmed.startswith(INTERNAL_BEGIN) and _TASK_COMPLETION in norm
+
+
+def is_marker_volatile(message: Any) -> bool:
+    role = stored_role(message)
+    if role not in ("user", "system"):
+        return False
+    content = stored_content(message)
+    return not is_blank(content) and is_volatile_content(content)
+
+
+def structural_current_turn(
+    assembled_forms: Sequence[tuple[str, str]], live_forms: Sequence[tuple[str, str]]
+) -> int | None:
+    """§9.5(b): live index of the decorated current turn, or None.
+
+    Both arguments are (stored role, stored content) pairs.  Only the last live
+    user message is examined.
+    """
+    last_user = -1
+    for index in range(len(assembled_forms) - 1, -1, -1):
+        if assembled_forms[index][0] == "user":
+            last_user = index
+            break
+    for live_index in range(len(live_forms) - 1, -1, -1):
+        role, content = live_forms[live_index]
+        if role != "user":
+            continue
+        if is_blank(content):
+            return None
+        for asm_index, (asm_role, asm_content) in enumerate(assembled_forms):
+            if asm_role != "user":
+                continue
+            if is_bare_face_of_current_turn(content, asm_content, assembled_is_last_user=asm_index == last_user):
+                return live_index
+        return None
+    return None
+
+
+# --- §9.3 protected indexes ---------------------------------------------------------------
+
+
+def protected_indexes(assembled: Sequence[Any], hashes: Iterable[str]) -> set[int]:
+    """Fresh-tail messages located by hash, scanning from the newest (§9.3)."""
+    own = [h16([m]) for m in assembled]
+    protected: set[int] = set()
+    for wanted in hashes:
+        for index in range(len(own) - 1, -1, -1):
+            if index in protected:
+                continue
+            if own[index] == wanted:
+                protected.add(index)
+                break
+    return protected
+
+
+# --- §9.7 tool-pair structure ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PairIndex:
+    """Who issues and who answers each call id (pairing view of §9.7)."""
+
+    call_ids: list[list[str]]  # per assembled index
+    result_id: list[str | None]
+    assistants_by_id: dict[str, list[int]]
+    results_by_id: dict[str, list[int]]
+
+    @classmethod
+    def build(cls, messages: Sequence[Any]) -> PairIndex:
+        call_ids = [assistant_pairing_ids(m) for m in messages]
+        result_id = [result_pairing_id(m) for m in messages]
+        assistants: dict[str, list[int]] = {}
+        results: dict[str, list[int]] = {}
+        for index, ids in enumerate(call_ids):
+            for call_id in ids:
+                assistants.setdefault(call_id, []).append(index)
+        for index, rid in enumerate(result_id):
+            if rid is not None:
+                results.setdefault(rid, []).append(index)
+        return cls(call_ids, result_id, assistants, results)
+
+    def partners(self, index: int) -> list[int]:
+        related: list[int] = []
+        for call_id in self.call_ids[index]:
+            related.extend(self.results_by_id.get(call_id, ()))
+        rid = self.result_id[index]
+        if rid is not None:
+            related.extend(self.assistants_by_id.get(rid, ()))
+        return related
+
+    def expand(self, seeds: Iterable[int]) -> dict[int, int | None]:
+        """``expandProtected``: seeds plus transitive tool partners; value = the partner that pulled it in."""
+        reached: dict[int, int | None] = {i: None for i in seeds}
+        changed = True
+        while changed:
+            changed = False
+            for index in range(len(self.call_ids)):
+                if index not in reached:
+                    continue
+                for partner in self.partners(index):
+                    if partner not in reached:
+                        reached[partner] = index
+                        changed = True
+        return reached
+
+    def groups(self) -> list[tuple[int, ...]]:
+        """Connected component (sorted) of every index in the call/result graph."""
+        n = len(self.call_ids)
+        neighbours: dict[int, set[int]] = {}
+        for call_id, assistants in self.assistants_by_id.items():
+            for a in assistants:
+                for r in self.results_by_id.get(call_id, ()):
+                    neighbours.setdefault(a, {a}).add(r)
+                    neighbours.setdefault(r, {r}).add(a)
+        result: list[tuple[int, ...]] = []
+        for index in range(n):
+            seen: set[int] = set()
+            pending = [index]
+            while pending:
+                current = pending.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                pending.extend(x for x in neighbours.get(current, (current,)) if x not in seen)
+            result.append(tuple(sorted(seen)))
+        return result
+
+    def propagate(self, anchors: dict[int, int]) -> dict[int, int]:
+        """Give every tool partner of an anchored message the smallest anchor of its pair."""
+        out = dict(anchors)
+        changed = True
+        while changed:
+            changed = False
+            for index in range(len(self.call_ids)):
+                live_index = out.get(index)
+                if live_index is None:
+                    continue
+                for partner in self.partners(index):
+                    existing = out.get(partner)
+                    if existing is None or live_index < existing:
+                        out[partner] = live_index
+                        changed = True
+        return out
+
+
+# --- the sanitize view, used to decide when token sums are additive --------------------------
+
+_SANITIZE_CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "functionCall", "function_call"})
+
+
+def _sanitize_call_ids(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    ids: list[str] = []
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") not in _SANITIZE_CALL_TYPES:
+            continue
+        block_id = block.get("id")
+        if not (isinstance(block_id, str) and block_id):
+            block_id = block.get("call_id")
+        if isinstance(block_id, str) and block_id:
+            ids.append(block_id)
+    return ids
+
+
+def _sanitize_result_id(message: dict[str, Any]) -> str | None:
+    for key in ("toolCallId", "toolUseId"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _is_terminal(message: dict[str, Any]) -> bool:
+    reason = message.get("stopReason")
+    if not isinstance(reason, str):
+        reason = message.get("stop_reason")
+    return isinstance(reason, str) and reason in ("error", "aborted")
+
+
+def tool_pairs_are_clean(messages: Sequence[Any], groups: Sequence[tuple[int, ...]]) -> bool:
+    """True when the pairing repair would keep every message, whatever whole groups are removed.
+
+    Holds when each assistant's calls are answered right after it, ids are
+    unique, no turn is terminal, and every (call, result) pair lies in one
+    pair group.  Then the serialized size of a merge is the plain sum of its
+    parts, which lets the eviction search skip the repair for each candidate.
+    """
+    seen_calls: set[str] = set()
+    seen_results: set[str] = set()
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        if not isinstance(message, dict):
+            index += 1
+            continue
+        role = message.get("role")
+        if role == "toolResult":
+            return False  # a result outside an answered block
+        if role != "assistant":
+            index += 1
+            continue
+        if _is_terminal(message):
+            return False
+        calls = _sanitize_call_ids(message)
+        if len(set(calls)) != len(calls) or seen_calls.intersection(calls):
+            return False
+        seen_calls.update(calls)
+        answered: list[str] = []
+        for offset in range(1, len(calls) + 1):
+            if index + offset >= len(messages):
+                return False
+            result = messages[index + offset]
+            if not isinstance(result, dict) or result.get("role") != "toolResult":
+                return False
+            rid = _sanitize_result_id(result)
+            if rid is None or rid in seen_results:
+                return False
+            if groups[index + offset] != groups[index]:
+                return False
+            seen_results.add(rid)
+            answered.append(rid)
+        if sorted(answered) != sorted(calls):
+            return False
+        index += len(calls) + 1
+    return True
+
+
+# --- the volatile step ------------------------------------------------------------------------
+
+
+class SerializedCache:
+    """Serialized estimate per message object, for one run (keyed by ``id``; objects kept alive)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[Any, int]] = {}
+
+    def __call__(self, message: Any) -> int:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        tokens = serialized_message_tokens(message)
+        self._cache[id(message)] = (message, tokens)
+        return tokens
+
+    def total(self, messages: Iterable[Any]) -> int:
+        return sum(self(m) for m in messages)
+
+
+@dataclass(slots=True)
+class Eviction:
+    """One round of the eviction loop: the group removed and what it cost."""
+
+    indexes: tuple[int, ...]
+    restored: tuple[int, ...]  # live indexes of covered inputs that became appended again
+    evicted_tokens: int  # Appendix A.4 statistic
+    estimate_after: int
+
+
+@dataclass(slots=True)
+class VolatileResult:
+    """The §9.7 return value (parity ``volatileAppend`` numbers) plus what happened to each input."""
+
+    messages: list[Any]
+    estimated_tokens: int
+    appended_messages: int
+    appended_tokens: int
+    evicted_messages: int
+    evicted_tokens: int
+    over_budget: bool
+    # what happened, for the trace
+    normalized_live: list[Any] = field(default_factory=list)
+    marker_indexes: list[int] = field(default_factory=list)
+    structural_index: int | None = None
+    candidates: list[int] = field(default_factory=list)  # live indexes, in live order
+    covered: dict[int, int] = field(default_factory=dict)  # live index -> assembled index (after restores)
+    appended: list[int] = field(default_factory=list)  # live indexes appended, ascending
+    first_uncovered: list[int] = field(default_factory=list)  # uncovered before any eviction
+    evictions: list[Eviction] = field(default_factory=list)
+    exact_anchor: dict[int, int] = field(default_factory=dict)  # assembled index -> live index
+    exact_protected: dict[int, int | None] = field(default_factory=dict)
+    protected: dict[int, int | None] = field(default_factory=dict)
+    sources: list[tuple[str, int] | None] = field(default_factory=list)  # per output message
+    fast_path: bool = False
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A live input waiting to be merged, ordered by its live index."""
+
+    live_index: int
+    message: Any
+
+
+def _merge(
+    retained: Sequence[int],
+    appended: Sequence[_Entry],
+    assembled: Sequence[Any],
+    anchors: dict[int, int],
+) -> tuple[list[Any], list[tuple[str, int]]]:
+    """§9.7 ``merged``: inputs go in live order, each before the first retained row anchored after it."""
+    ordered = sorted(appended, key=lambda e: e.live_index)
+    out: list[Any] = []
+    sources: list[tuple[str, int]] = []
+    cursor = 0
+    for index in retained:
+        anchor = anchors.get(index)
+        if anchor is not None:
+            while cursor < len(ordered) and ordered[cursor].live_index < anchor:
+                out.append(ordered[cursor].message)
+                sources.append(("l", ordered[cursor].live_index))
+                cursor += 1
+        out.append(assembled[index])
+        sources.append(("a", index))
+    while cursor < len(ordered):
+        out.append(ordered[cursor].message)
+        sources.append(("l", ordered[cursor].live_index))
+        cursor += 1
+    return out, sources
+
+
+def append_volatile_inputs(
+    assembled: Sequence[Any],
+    assembled_estimate: int,
+    live_messages: Sequence[Any],
+    protected_seed: Iterable[int],
+    token_budget: int,
+    *,
+    sanitize: KeyedSanitizer,
+    normalize: Callable[[Any], Any],
+    tokens: SerializedCache | None = None,
+    allow_fast: bool = True,
+) -> VolatileResult:
+    """§9.4–§9.7 ``appendUncoveredVolatileLiveInputsWithinBudget``."""
+    tokens = tokens or SerializedCache()
+    assembled = list(assembled)
+    live = [normalize(m) for m in live_messages]
+    pairs = PairIndex.build(assembled)
+    protected_seed = sorted(set(protected_seed))
+    protected = pairs.expand(protected_seed)
+
+    asm_forms = [(stored_role(m), stored_content(m)) for m in assembled]
+    live_forms = [(stored_role(m), stored_content(m)) for m in live]
+    marker = [i for i, m in enumerate(live) if is_marker_volatile(m)]
+    structural = structural_current_turn(asm_forms, live_forms)
+    candidates = sorted(set(marker) | ({structural} if structural is not None else set()))
+
+    asm_sigs: list[str | None] = [None] * len(assembled)
+    live_sigs: list[str | None] = [None] * len(live)
+
+    def asm_sig(index: int) -> str:
+        sig = asm_sigs[index]
+        if sig is None:
+            sig = asm_sigs[index] = live_signature(assembled[index])
+        return sig
+
+    def live_sig(index: int) -> str:
+        sig = live_sigs[index]
+        if sig is None:
+            sig = live_sigs[index] = live_signature(live[index])
+        return sig
+
+    covered = _match_candidates(candidates, live_forms, asm_forms, live_sig, asm_sig, len(assembled))
+    result = VolatileResult(
+        messages=list(assembled),
+        estimated_tokens=assembled_estimate,
+        appended_messages=0,
+        appended_tokens=0,
+        evicted_messages=0,
+        evicted_tokens=0,
+        over_budget=assembled_estimate > token_budget,
+        normalized_live=live,
+        marker_indexes=marker,
+        structural_index=structural,
+        candidates=candidates,
+        covered=dict(covered),
+        protected=protected,
+        sources=[("a", i) for i in range(len(assembled))],
+    )
+    uncovered = [li for li in candidates if li not in covered]
+    result.first_uncovered = list(uncovered)
+    if not uncovered:
+        return result
+
+    covered_by: dict[int, list[int]] = {}
+    for li in candidates:
+        if li in covered:
+            covered_by.setdefault(covered[li], []).append(li)
+
+    # §9.7 anchors
+    # equal signatures imply equal stored (role, content), so only rows with the same stored form are compared
+    by_form: dict[tuple[str, str], list[int]] = {}
+    for ai in range(len(assembled) - 1, -1, -1):
+        by_form.setdefault(asm_forms[ai], []).append(ai)
+    exact_anchor: dict[int, int] = {}
+    used: set[int] = set()
+    for li in range(len(live) - 1, -1, -1):
+        for ai in by_form.get(live_forms[li], ()):
+            if ai in used:
+                continue
+            if asm_sig(ai) == live_sig(li):
+                exact_anchor[ai] = li
+                used.add(ai)
+                break
+    exact_protected = pairs.expand(sorted(exact_anchor))
+    anchors = dict(exact_anchor)
+    for ai, lis in covered_by.items():
+        m = min(lis)
+        if ai not in anchors or m < anchors[ai]:
+            anchors[ai] = m
+    anchors = pairs.propagate(anchors)
+    result.exact_anchor = exact_anchor
+    result.exact_protected = exact_protected
+
+    groups = pairs.groups()
+    retained = list(range(len(assembled)))
+    appended = [_Entry(li, live[li]) for li in uncovered]
+    fast = allow_fast and tool_pairs_are_clean(assembled, groups)
+
+    def build(kept: Sequence[int], extra: Sequence[_Entry]) -> tuple[list[Any], list[Any], list[Any]]:
+        merged, sources = _merge(kept, extra, assembled, anchors)
+        out, out_sources = sanitize(merged, sources)
+        return merged, out, out_sources
+
+    merged, out, _ = build(retained, appended)
+    estimate = tokens.total(out)
+    if fast and estimate != tokens.total(merged):
+        fast = False
+    result.fast_path = fast
+
+    blocked = {g: any(i in exact_protected or i in protected for i in g) for g in set(groups)}
+    evicted_set: set[int] = set()
+    # Fast path: a group's effect on the sum never changes (its covered inputs only leave with it),
+    # so "largest total that fits, else smallest total; ties to the earliest group" becomes
+    # "smallest delta >= need, else largest delta; ties to the smallest first index".
+    ranking: list[tuple[int, int, tuple[int, ...]]] = []
+    if fast:
+        for group in {g for g in groups if not blocked[g]}:
+            restored_tokens = sum(tokens(live[li]) for g in group for li in covered_by.get(g, ()))
+            ranking.append((sum(tokens(assembled[i]) for i in group) - restored_tokens, group[0], group))
+        ranking.sort()
+    tracked = estimate
+    while len(evicted_set) < len(assembled) and estimate > token_budget:
+        if fast:
+            if not ranking:
+                break
+            at = bisect_left(ranking, (estimate - token_budget, -1))
+            if at == len(ranking):
+                at = bisect_left(ranking, (ranking[-1][0], -1))
+            delta, _first, group = ranking.pop(at)
+            best: tuple[int, tuple[int, ...]] | None = (estimate - delta, group)
+        else:
+            best = _best_exact_eviction(
+                [i for i in retained if i not in evicted_set],
+                groups,
+                blocked,
+                covered_by,
+                appended,
+                live,
+                build,
+                tokens,
+                token_budget,
+            )
+        if best is None:
+            break
+        estimate, group = best
+        removed = [i for i in group if i not in evicted_set]
+        restored = tuple(li for g in group for li in covered_by.get(g, ()))
+        evicted_tokens = 0
+        for g in removed:
+            covered_by.pop(g, None)
+            evicted_tokens += stored_token_count(assembled[g])
+        for li in restored:
+            result.covered.pop(li, None)
+        evicted_set.update(removed)
+        appended = appended + [_Entry(li, live[li]) for li in restored]
+        result.evicted_messages += len(removed)
+        result.evicted_tokens += evicted_tokens
+        result.evictions.append(Eviction(tuple(removed), restored, evicted_tokens, estimate))
+        tracked = estimate
+    retained = [i for i in retained if i not in evicted_set]
+
+    merged, out, out_sources = build(retained, appended)
+    estimate = tokens.total(out)
+    if fast and estimate != tracked:  # pragma: no cover - tool_pairs_are_clean guarantees equality
+        # the additive shortcut disagreed with the real pairing repair: redo the search exactly
+        return append_volatile_inputs(
+            assembled,
+            assembled_estimate,
+            live_messages,
+            protected_seed,
+            token_budget,
+            sanitize=sanitize,
+            normalize=normalize,
+            tokens=tokens,
+            allow_fast=False,
+        )
+    appended_sorted = sorted(appended, key=lambda e: e.live_index)
+    result.messages = out
+    result.sources = list(out_sources)
+    result.estimated_tokens = estimate
+    result.appended = [e.live_index for e in appended_sorted]
+    result.appended_messages = len(appended_sorted)
+    result.appended_tokens = tokens.total(e.message for e in appended_sorted)
+    result.over_budget = estimate > token_budget
+    return result
+
+
+def _best_exact_eviction(
+    retained: list[int],
+    groups: Sequence[tuple[int, ...]],
+    blocked: dict[tuple[int, ...], bool],
+    covered_by: dict[int, list[int]],
+    appended: list[_Entry],
+    live: Sequence[Any],
+    build: Callable[[Sequence[int], Sequence[_Entry]], tuple[list[Any], list[Any], list[Any]]],
+    tokens: SerializedCache,
+    token_budget: int,
+) -> tuple[int, tuple[int, ...]] | None:
+    """One round of §9.7's search, re-running the merge and pairing repair for every group."""
+    best: tuple[int, tuple[int, ...]] | None = None
+    tried: set[tuple[int, ...]] = set()
+    for index in retained:
+        group = groups[index]
+        if group in tried or blocked[group]:
+            continue
+        tried.add(group)
+        restored = [li for g in group for li in covered_by.get(g, ())]
+        group_set = set(group)
+        cand_retained = [i for i in retained if i not in group_set]
+        cand_appended = appended + [_Entry(li, live[li]) for li in restored]
+        cand_estimate = tokens.total(build(cand_retained, cand_appended)[1])
+        fits = cand_estimate <= token_budget
+        best_fits = best is not None and best[0] <= token_budget
+        if (
+            best is None
+            or (fits and not best_fits)
+            or (fits and best_fits and cand_estimate > best[0])
+            or (not fits and not best_fits and cand_estimate < best[0])
+        ):
+            best = (cand_estimate, group)
+    return best
+
+
+def _match_candidates(
+    candidates: Sequence[int],
+    live_forms: Sequence[tuple[str, str]],
+    asm_forms: Sequence[tuple[str, str]],
+    live_sig: Callable[[int], str],
+    asm_sig: Callable[[int], str],
+    assembled_count: int,
+) -> dict[int, int]:
+    """§9.6 coverage slots and maximum bipartite matching; returns live index -> assembled index."""
+    groups: dict[str, list[int]] = {}
+    for position, li in enumerate(candidates):
+        groups.setdefault(normalize_overlap_text(live_forms[li][1]), []).append(position)
+    slot_owner_index: list[int] = []  # slot -> assembled index
+    slots_of: list[list[int]] = [[] for _ in candidates]
+
+    def add_slots(members: Sequence[int], assembled_index: int, count: int) -> None:
+        created = list(range(len(slot_owner_index), len(slot_owner_index) + count))
+        slot_owner_index.extend([assembled_index] * count)
+        for member in members:
+            slots_of[member].extend(created)
+
+    for members in groups.values():
+        for ai in range(assembled_count):
+            content = asm_forms[ai][1]
+            if not ("<summary " in content and "</summary>" in content):
+                exact = [
+                    m
+                    for m in members
+                    if live_forms[candidates[m]] == asm_forms[ai] and live_sig(candidates[m]) == asm_sig(ai)
+                ]
+                if exact:
+                    add_slots(exact, ai, 1)
+                continue
+            first = candidates[members[0]]
+            capacity = 1 if live_forms[first] == asm_forms[ai] and asm_sig(ai) == live_sig(first) else 0
+            if capacity <= 0:
+                continue
+            by_sig: dict[str, list[int]] = {}
+            for m in members:
+                by_sig.setdefault(live_sig(candidates[m]), []).append(m)
+            exact_count = 0
+            for same in by_sig.values():
+                needle = live_forms[candidates[same[0]]][1]
+                occurrences = _count_occurrences(content, needle) if needle else 0
+                count = min(occurrences, len(same))
+                if count > 0:
+                    add_slots(same, ai, count)
+                    exact_count += count
+            generic = min(max(0, capacity - exact_count), max(0, len(members) - exact_count))
+            if generic > 0:
+                add_slots(members, ai, generic)
+
+    owner: dict[int, int] = {}  # slot -> candidate position
+
+    def try_assign(position: int, visited: set[int]) -> bool:
+        for slot in slots_of[position]:
+            if slot in visited:
+                continue
+            visited.add(slot)
+            current = owner.get(slot)
+            if current is None or try_assign(current, visited):
+                owner[slot] = position
+                return True
+        return False
+
+    for position in range(len(candidates)):
+        try_assign(position, set())
+    return {candidates[position]: slot_owner_index[slot] for slot, position in owner.items()}
+
+
+def _count_occurrences(haystack: str, needle: str) -> int:
+    count = 0
+    cursor = 0
+    while cursor <= len(haystack):
+        found = haystack.find(needle, cursor)
+        if found < 0:
+            break
+        count += 1
+        cursor = found + len(needle)
+    return count

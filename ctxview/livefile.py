@@ -1,0 +1,110 @@
+"""Load the host's live message window from a file, for ``--live``.
+
+Two formats: a JSON array of message objects (the ``liveMessages`` shape of
+the parity cases), or an OpenClaw session transcript (``.jsonl``: one JSON
+entry per line, where message entries are ``{"type": "message", "message":
+{...}}`` or bare message objects).  Key order inside messages is kept, because
+the engine compares live and stored messages by their serialized JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxview.errors import InputError
+from ctxview.jsjson import js_parse, js_trim
+
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def load_live_messages(path: str | Path) -> list[dict[str, Any]]:
+    """Read live messages from a JSON array file or a ``.jsonl`` session transcript."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"Live-input file {file} does not exist.") from None
+    except IsADirectoryError:
+        raise InputError(f"Live-input path {file} is a directory, not a file.") from None
+    except UnicodeDecodeError:
+        raise InputError(f"Live-input file {file} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise InputError(f"Cannot read live-input file {file}: {exc.strerror or exc}.") from None
+    if file.suffix.lower() in _JSONL_SUFFIXES:
+        return parse_transcript(text, str(file))
+    try:
+        value = js_parse(text)
+    except (ValueError, RecursionError):
+        if _looks_like_jsonl(text):
+            return parse_transcript(text, str(file))
+        raise InputError(
+            f"Live-input file {file} is not valid JSON (expected an array of messages or a .jsonl transcript)."
+        ) from None
+    return parse_message_array(value, str(file))
+
+
+def parse_message_array(value: Any, source: str = "live input") -> list[dict[str, Any]]:
+    """Validate a parsed JSON array of message objects."""
+    if not isinstance(value, list):
+        raise InputError(f"{source} must hold a JSON array of message objects, not {_describe(value)}.")
+    for index, element in enumerate(value):
+        if not isinstance(element, dict) or not isinstance(element.get("role"), str):
+            raise InputError(
+                f"{source}: element {index} is {_describe(element)}, not a message object with a string role."
+            )
+    return list(value)
+
+
+def parse_transcript(text: str, source: str = "transcript") -> list[dict[str, Any]]:
+    """Messages of an OpenClaw session transcript, in file order; other entry types are skipped."""
+    messages: list[dict[str, Any]] = []
+    for number, line in enumerate(_lines(text), start=1):
+        if js_trim(line) == "":
+            continue
+        try:
+            entry = js_parse(line)
+        except (ValueError, RecursionError):
+            raise InputError(f"{source}: line {number} is not valid JSON.") from None
+        if not isinstance(entry, dict):
+            raise InputError(f"{source}: line {number} is {_describe(entry)}, not a JSON object.")
+        if entry.get("type") == "message" and "message" in entry:
+            message = entry["message"]
+            if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+                raise InputError(f"{source}: line {number} is a message entry without a message object with a role.")
+            messages.append(message)
+        elif isinstance(entry.get("role"), str):
+            messages.append(entry)
+    return messages
+
+
+def _lines(text: str) -> list[str]:
+    """Split on LF only (JSON strings may hold U+2028 and other characters ``splitlines`` breaks on)."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+def _looks_like_jsonl(text: str) -> bool:
+    lines = [line for line in _lines(text) if js_trim(line)]
+    if len(lines) < 2:
+        return False
+    try:
+        first = js_parse(lines[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict)
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object without a string role"
+    return "a number"
