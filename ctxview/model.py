@@ -180,6 +180,7 @@ Outcome = Literal[
     "live-ignored",  # live message that is not a volatile candidate
     "live-dropped",  # appended live input later removed by the clamp
     "unresolved",  # context item that did not resolve (dangling reference, empty assistant)
+    "replaced-by-focus",  # summary covered by the active focus brief (§10.1); the brief item stands in for it
 ]
 
 KEPT_OUTCOMES: frozenset[str] = frozenset(

@@ -1,0 +1,697 @@
+"""The reference ``ContextAssembler.assemble`` (spec §1.2 → §8) with a decision per item.
+
+Pipeline: resolved items (cached per session) → focus overlay → fresh tail →
+stubs → budget selection → orphan-call stripping, blank/empty clean-up →
+pairing repair.  The result carries the assembler's messages and debug
+record in the reference shape, plus one ``Decision`` per context row that
+says concretely why the row was kept, evicted, stripped or dropped, so no
+view ever has to re-derive a decision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.assembly.diagnostics import overflow_diagnostics
+from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
+from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
+from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
+from ctxview.assembly.render import js_template
+from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, gc_paused, resolve_session, unresolved_reason
+from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
+from ctxview.assembly.scoring import score_item
+from ctxview.assembly.select import Selection, select_evictable
+from ctxview.assembly.stubs import apply_stub_substitution
+from ctxview.assembly.tool_pairs import (
+    RepairLog,
+    fresh_tail_protection_hashes,
+    h16_of_jsons,
+    sanitize_tool_use_result_pairing_keyed,
+)
+from ctxview.jsjson import js_stringify
+from ctxview.model import ContextItemRow, Decision, Session, TermMatch
+
+__all__ = ["AssemblerResult", "ResolvedItem", "assemble_context", "resolve_session"]
+
+
+@dataclass
+class AssemblerResult:
+    messages: list[Any]  # §7.4 output (stages.assembler.messages)
+    message_keys: list[str | None]  # parallel: decision key of the source item, None for synthetic results
+    estimated_tokens: int  # §6 value
+    stats: dict[str, int]  # rawMessageCount, summaryCount, totalContextItems
+    debug: dict[str, Any] | None  # every §8 debug field (parity names); None when there are no context items
+    kept_ordinals: list[int]
+    fresh_tail_ordinal: int | None  # None = no tail (JS Infinity)
+    protection_hashes: list[str]  # freshTailProtectionMessageHashes (§7.5)
+    decisions: list[Decision]  # one per context row (ordinal order); the focus item before the first it covers
+    unresolved_ordinals: list[int]
+    context_ordinals: list[int]
+    selection_mode: str  # full-fit | prompt-aware | chronological | empty (no context items)
+    tail_tokens: int = 0
+    focus_tokens: int = 0
+    evictable_total_tokens: int = 0
+    kept_evictable_tokens: int = 0
+    remaining_budget: int = 0
+    prompt_terms: list[str] = field(default_factory=list)
+    stub_stats: dict[str, int] = field(default_factory=lambda: {"stubbedCount": 0, "tokensSaved": 0})
+    _trace_source: Any = field(default=None, repr=False, compare=False)
+    _trace_items: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def trace_items(self) -> list[dict[str, Any]]:
+        """Parity ``trace.items[]`` (built on first access: most runs never need it)."""
+        if self._trace_items is None:
+            self._trace_items = _trace_items(*self._trace_source) if self._trace_source is not None else []
+        return self._trace_items
+
+
+def _empty_result() -> AssemblerResult:
+    return AssemblerResult(
+        messages=[],
+        message_keys=[],
+        estimated_tokens=0,
+        stats={"rawMessageCount": 0, "summaryCount": 0, "totalContextItems": 0},
+        debug=None,
+        kept_ordinals=[],
+        fresh_tail_ordinal=None,
+        protection_hashes=[],
+        decisions=[],
+        unresolved_ordinals=[],
+        context_ordinals=[],
+        selection_mode="empty",
+    )
+
+
+@dataclass(slots=True)
+class _Static:
+    """What a resolved list gives for a session, whatever the parameters (cached per list)."""
+
+    overlay: FocusOverlay
+    all_results: dict[str, list[int]]  # result id → ordinals of every resolved item answering it
+    pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
+    unresolved_rows: list[ContextItemRow]
+    plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
+    context_ordinals: list[int]
+
+
+def _static(session: Session, resolved: list[ResolvedItem], timezone: str) -> _Static:
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"static:{id(session)}:{id(session.focus_brief)}:{timezone}"
+    if cache is not None and key in cache:
+        return cache[key]
+    overlay = apply_focus_overlay(resolved, session.focus_brief, timezone)
+    items = overlay.items
+    all_results: dict[str, list[int]] = {}
+    calls: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        if item.result_id:
+            all_results.setdefault(item.result_id, []).append(item.ordinal)
+        for cid in item.call_ids:
+            calls.setdefault(cid, []).append(item)
+    results_by_id: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        if item.result_id:
+            results_by_id.setdefault(item.result_id, []).append(item)
+    pairs: dict[int, tuple[str, ...]] = {}
+    for item in items:
+        if not item.call_ids and not item.result_id:
+            continue
+        partners: dict[str, None] = {}
+        for cid in item.call_ids:
+            for other in results_by_id.get(cid, ()):
+                if other is not item:
+                    partners[other.key] = None
+        if item.result_id:
+            for other in calls.get(item.result_id, ()):
+                if other is not item:
+                    partners[other.key] = None
+        if partners:
+            pairs[id(item)] = tuple(partners)
+    by_ordinal = {item.ordinal: item for item in resolved}
+    covered = {item.ordinal for item in overlay.covered}
+    focus = overlay.focus_item
+    plan: list[tuple[str, Any]] = []
+    unresolved_rows: list[ContextItemRow] = []
+    for row in sorted(session.items, key=lambda r: r.ordinal):
+        if focus is not None and row.ordinal == focus.ordinal:
+            plan.append(("focus", focus))
+        item = by_ordinal.get(row.ordinal)
+        if item is None:
+            unresolved_rows.append(row)
+            plan.append(("unresolved", row))
+        elif row.ordinal in covered:
+            plan.append(("covered", item))
+        else:
+            plan.append(("item", item))
+    static = _Static(overlay, all_results, pairs, unresolved_rows, plan, [row.ordinal for row in session.items])
+    if cache is not None:
+        cache[key] = static
+    return static
+
+
+def assemble_context(
+    session: Session,
+    *,
+    token_budget: int,
+    prompt: str | None,
+    fresh_tail_count: float,
+    fresh_tail_max_tokens: int | None,
+    prompt_aware_eviction: bool,
+    stub_large_tool_payloads: bool,
+    timezone: str,
+    resolved: list[ResolvedItem] | None = None,
+) -> AssemblerResult:
+    """Assemble the context of ``session`` exactly as the reference assembler (§1–§8).
+
+    ``resolved`` is the cached output of ``resolve_session(session, timezone)``; it is
+    read, never modified, so one resolution serves any number of runs.
+    """
+    if not session.items:
+        return _empty_result()
+    if resolved is None:
+        resolved = resolve_session(session, timezone)
+    with gc_paused():
+        return _assemble(
+            session,
+            resolved,
+            token_budget=token_budget,
+            prompt=prompt,
+            fresh_tail_count=fresh_tail_count,
+            fresh_tail_max_tokens=fresh_tail_max_tokens,
+            prompt_aware_eviction=prompt_aware_eviction,
+            stub_large_tool_payloads=stub_large_tool_payloads,
+            timezone=timezone,
+        )
+
+
+def _assemble(
+    session: Session,
+    resolved: list[ResolvedItem],
+    *,
+    token_budget: int,
+    prompt: str | None,
+    fresh_tail_count: float,
+    fresh_tail_max_tokens: int | None,
+    prompt_aware_eviction: bool,
+    stub_large_tool_payloads: bool,
+    timezone: str,
+) -> AssemblerResult:
+    static = _static(session, resolved, timezone)
+    items = static.overlay.items
+    raw_count = sum(1 for item in items if item.is_message)
+    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
+    stats = {"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)}
+
+    # §5 fresh tail
+    tail = resolve_fresh_tail(items, fresh_tail_count, fresh_tail_max_tokens)
+    orphan_ordinal: float = math.inf if tail.start is None else tail.start
+    focus_items = [item for item in items if item.is_focus_brief]
+    fresh = [item for item in items if not item.is_focus_brief and item.ordinal >= orphan_ordinal]
+    evictable = [item for item in items if not item.is_focus_brief and item.ordinal < orphan_ordinal]
+
+    # §10.2 stubs (evictable only), before the budget sums
+    stub_stats = {"stubbedCount": 0, "tokensSaved": 0}
+    diag_items = items
+    if stub_large_tool_payloads is True:
+        stubbed = apply_stub_substitution(evictable)
+        if stubbed.stubbed_count:
+            swap = {id(orig): new for orig, new in zip(evictable, stubbed.items, strict=True) if orig is not new}
+            evictable = stubbed.items
+            diag_items = [swap.get(id(item), item) for item in items]
+        stub_stats = {"stubbedCount": stubbed.stubbed_count, "tokensSaved": stubbed.tokens_saved}
+
+    # §6 budget selection
+    focus_tokens = sum(item.tokens for item in focus_items)
+    tail_tokens = sum(item.tokens for item in fresh)
+    remaining = max(0, token_budget - tail_tokens - focus_tokens)
+    terms = distinct_prompt_terms(prompt)
+    scored: list[tuple[float, tuple[TermMatch, ...]]] | None = None
+    if terms:
+        term_key = tuple(terms)
+        scored = [score_item(item, term_key) for item in evictable]
+    use_scores = [s for s, _ in scored] if (scored is not None and prompt_aware_eviction is not False) else None
+    selection = select_evictable(evictable, remaining, scores=use_scores)
+    kept_evictable = [evictable[i] for i in selection.kept]
+    if focus_items:
+        selected = sorted(
+            [*kept_evictable, *focus_items, *fresh], key=lambda it: (it.ordinal, 0 if it.is_focus_brief else 1)
+        )
+    else:
+        selected = [*kept_evictable, *fresh]  # both already in ordinal order, evictable < fresh
+    estimated = selection.kept_tokens + tail_tokens + focus_tokens
+    diagnostics = overflow_diagnostics(diag_items, selected, token_budget)
+
+    # §7.1–§7.3, §7.4
+    fresh_ordinals = {item.ordinal for item in fresh}
+    cleaned = clean_selected(selected, fresh_ordinals, orphan_ordinal, static.all_results)
+    repair = RepairLog()
+    messages, keys = sanitize_tool_use_result_pairing_keyed(
+        [e.message for e in cleaned.entries], [e.item.key for e in cleaned.entries], repair
+    )
+
+    # §7.5 / §8 hashes
+    by_message = {id(e.item.message): e.item for e in cleaned.entries}
+
+    def json_of(message: Any) -> str:
+        item = by_message.get(id(message))
+        if item is not None and item.message is message:
+            return item.message_json()
+        return js_stringify(message)
+
+    fresh_keys = {item.key for item in fresh}
+    evict_msgs = [e.message for e in cleaned.entries if e.segment == EVICTABLE]
+    fresh_msgs = [e.message for e in cleaned.entries if e.segment == FRESH]
+    evict_jsons = [json_of(m) for m in evict_msgs]
+    fresh_jsons = [json_of(m) for m in fresh_msgs]
+    cleaned_jsons = [json_of(e.message) for e in cleaned.entries]
+    protection = fresh_tail_protection_hashes(fresh_msgs, messages, keys, fresh_keys.__contains__, json_of)
+    debug: dict[str, Any] = {
+        "freshTailOrdinal": tail.start,
+        "orphanStrippingOrdinal": tail.start,
+        "baseFreshTailCount": len(fresh),
+        "freshTailCount": len(fresh),
+        "tailTokens": tail_tokens,
+        "remainingBudget": remaining,
+        "evictableTotalTokens": selection.total,
+        "selectionMode": selection.mode,
+        "promotedToolResultCount": 0,
+        "promotedOrdinals": [],
+        "removedToolUseBlockCount": cleaned.removed_tool_use_block_count,
+        "touchedAssistantMessageCount": cleaned.touched_assistant_message_count,
+        "preSanitizeEvictableCount": len(evict_msgs),
+        "preSanitizeFreshTailCount": len(fresh_msgs),
+        "preSanitizeEvictableHash": h16_of_jsons(evict_jsons),
+        "preSanitizeFreshTailHash": h16_of_jsons(fresh_jsons),
+        "preSanitizeFreshTailMessageHashes": [h16_of_jsons([j]) for j in fresh_jsons],
+        "freshTailProtectionMessageHashes": protection,
+        "preSanitizeMessagesHash": h16_of_jsons(cleaned_jsons),
+        "finalMessagesHash": h16_of_jsons(json_of(m) for m in messages),
+        "overflowDiagnostics": diagnostics,
+        "stubStats": dict(stub_stats),
+    }
+
+    selected_ids = {id(item) for item in selected}
+    ctx = _Context(
+        session=session,
+        static=static,
+        tail=tail,
+        evictable=evictable,
+        selection=selection,
+        scored=scored,
+        cleaned=cleaned,
+        repair=repair,
+        keys=keys,
+        remaining=remaining,
+        orphan_set=set(repair.orphan_results),
+        duplicate_set=set(repair.duplicate_results),
+        selected_ids=selected_ids,
+    )
+    decisions = _decisions(ctx)
+    result = AssemblerResult(
+        messages=messages,
+        message_keys=keys,
+        estimated_tokens=estimated,
+        stats=stats,
+        debug=debug,
+        kept_ordinals=[item.ordinal for item in selected],
+        fresh_tail_ordinal=tail.start,
+        protection_hashes=protection,
+        decisions=decisions,
+        unresolved_ordinals=[row.ordinal for row in static.unresolved_rows],
+        context_ordinals=list(static.context_ordinals),
+        selection_mode=selection.mode,
+        tail_tokens=tail_tokens,
+        focus_tokens=focus_tokens,
+        evictable_total_tokens=selection.total,
+        kept_evictable_tokens=selection.kept_tokens,
+        remaining_budget=remaining,
+        prompt_terms=terms,
+        stub_stats=stub_stats,
+    )
+    result._trace_source = (ctx, diag_items)
+    return result
+
+
+# --- the trace ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Context:
+    session: Session
+    static: _Static
+    tail: FreshTail
+    evictable: list[ResolvedItem]
+    selection: Selection
+    scored: list[tuple[float, tuple[TermMatch, ...]]] | None
+    cleaned: Cleaned
+    repair: RepairLog
+    keys: list[str | None]
+    remaining: int
+    orphan_set: set[Any]
+    duplicate_set: set[Any]
+    selected_ids: set[int]
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _nth(rank: int) -> str:
+    if 10 <= rank % 100 <= 20:
+        suffix = "th"
+    else:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
+    return f"{rank}{suffix}"
+
+
+def _score_text(score: float) -> str:
+    return "0" if score == 0 else f"{score:.3g}"
+
+
+def _count_text(count: float) -> str:
+    return str(int(count)) if float(count).is_integer() else f"{count:g}"
+
+
+def _ids_text(ids: Sequence[str]) -> str:
+    return ", ".join(dict.fromkeys(ids))
+
+
+def _item_label(item: ResolvedItem) -> str:
+    if item.is_focus_brief:
+        return "focus"
+    if item.summary is not None:
+        kind = item.summary.kind
+        return "leaf" if kind == "leaf" else f"{kind} d{js_template(item.summary.depth)}"
+    return str(item.message.get("role"))
+
+
+class _Reasons:
+    """Builds the one-line selection reasons; shared strings are built once per run."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        sel = ctx.selection
+        self.sel = sel
+        self.count = len(ctx.evictable)
+        self.full_fit = (
+            f"kept: every evictable item fits ({_n(sel.total)} tokens in the {_n(sel.remaining)} left "
+            "after the fresh tail)"
+        )
+        stop = ctx.evictable[sel.stop_index].ordinal if sel.stop_index is not None else None
+        self.older = f"evicted: chronological walk stopped at ordinal {stop} (did not fit); everything older is dropped"
+        self.remaining = _n(sel.remaining)
+
+    def evictable(self, index: int, item: ResolvedItem, kept: bool) -> str:
+        sel = self.sel
+        mode = sel.mode
+        if mode == "full-fit":
+            return self.full_fit
+        left = sel.left_before[index]
+        if mode == "prompt-aware":
+            scored = self.ctx.scored
+            score = scored[index][0] if scored is not None else 0.0
+            rank = f"score {_score_text(score)} ranked {_nth(sel.rank[index])} of {self.count}"
+            verb = "fit" if kept else "did not fit"
+            return (
+                f"{'kept' if kept else 'evicted'}: {rank}; {_n(item.tokens)} tokens {verb} "
+                f"in the {_n(left or 0)} left of {self.remaining}"
+            )
+        if kept:
+            return f"kept: chronological, newest-first walk fit ({_n(item.tokens)} of {_n(left or 0)} remaining)"
+        if sel.stop_index == index:
+            return (
+                f"evicted: chronological walk stopped here: {_n(item.tokens)} tokens did not fit in the "
+                f"{_n(left or 0)} left of {self.remaining}; everything older is dropped"
+            )
+        return self.older
+
+    def fresh(self, item: ResolvedItem) -> str:
+        tail = self.ctx.tail
+        why = tail.why.get(item.ordinal)
+        if why == "newest":
+            return "fresh tail: the newest raw message is always protected"
+        if why == "latest-user":
+            return f"fresh tail: extended back to the latest user turn (ordinal {tail.latest_user_ordinal})"
+        if why == "count":
+            cap = f" within the {_n(tail.cap)}-token cap" if tail.cap is not None else ""
+            return f"fresh tail: within the last {_count_text(tail.count)} raw messages{cap}"
+        what = "summary" if item.summary is not None else "item"
+        return f"fresh tail: {what} at or after the tail boundary (ordinal ≥ {tail.start})"
+
+
+def _post_outcome(ctx: _Context, key: str) -> tuple[str, str] | None:
+    """Outcome and reason when clean-up or pairing repair changed a selected item."""
+    cleaned = ctx.cleaned
+    repair = ctx.repair
+    stripped = cleaned.stripped_calls.get(key, [])
+    if key in cleaned.dropped_orphan_calls:
+        if not stripped:
+            return "dropped-orphan-calls", "dropped: assistant message with empty content"
+        ids = _ids_text([c for c, _ in stripped])
+        return "dropped-orphan-calls", f"dropped: every block was a tool call whose result is not selected ({ids})"
+    if key in cleaned.dropped_empty:
+        return "dropped-empty", f"dropped: empty after clean-up ({cleaned.dropped_empty[key]})"
+    if key in repair.dropped_assistants:
+        removed = _ids_text([c for c, _ in repair.calls_removed.get(key, [])])
+        if repair.dropped_assistants[key] == "terminal":
+            return "duplicate-dropped", f"dropped: error/aborted turn lost its tool calls ({removed})"
+        return "duplicate-dropped", f"dropped: its tool calls {removed} duplicate earlier calls; nothing else is left"
+    if key in ctx.orphan_set:
+        return "orphan-result-dropped", "dropped: orphan tool result (its call is not in the context before it)"
+    if key in ctx.duplicate_set:
+        return "duplicate-dropped", "dropped: duplicate tool result (another result for the same call is kept)"
+    removed_calls = repair.calls_removed.get(key, [])
+    if stripped or removed_calls:
+        parts = []
+        not_sel = [c for c, why in stripped if why == "not-selected"]
+        before = [c for c, why in stripped if why == "result-before-call"]
+        dup = [c for c, why in removed_calls if why == "duplicate"]
+        term = [c for c, why in removed_calls if why == "terminal"]
+        if not_sel:
+            parts.append(f"tool calls {_ids_text(not_sel)} stripped: result not selected")
+        if before:
+            parts.append(f"tool calls {_ids_text(before)} stripped: their result comes before the call")
+        if dup:
+            parts.append(f"tool calls {_ids_text(dup)} removed: duplicate of an earlier call")
+        if term:
+            parts.append(f"tool calls {_ids_text(term)} removed: error/aborted turn")
+        return "tool-calls-stripped", "; ".join(parts)
+    return None
+
+
+def _decisions(ctx: _Context) -> list[Decision]:
+    static = ctx.static
+    output_index = {key: i for i, key in enumerate(ctx.keys) if key is not None}
+    evict_index = {id(item): i for i, item in enumerate(ctx.evictable)}
+    effective = {id(item.stub_of): item for item in ctx.evictable if item.stub_of is not None}
+    touched = (
+        set(ctx.cleaned.stripped_calls)
+        | ctx.cleaned.dropped_orphan_calls
+        | set(ctx.cleaned.dropped_empty)
+        | set(ctx.repair.dropped_assistants)
+        | ctx.orphan_set
+        | ctx.duplicate_set
+        | set(ctx.repair.calls_removed)
+    )
+    moved = ctx.repair.moved_after_results
+    synthetic = ctx.repair.synthetic
+    selected_ids = ctx.selected_ids
+    pairs = static.pairs
+    scored = ctx.scored
+    reasons = _Reasons(ctx)
+    focus = static.overlay.focus_item
+    decisions: list[Decision] = []
+    append = decisions.append
+    for tag, obj in static.plan:
+        if tag == "item":
+            canonical: ResolvedItem = obj
+            item = effective.get(id(canonical), canonical) if effective else canonical
+            key = item.key
+            selected = id(item) in selected_ids
+            index = evict_index.get(id(item))
+            score: float | None = None
+            matched: tuple[TermMatch, ...] = ()
+            if index is not None:
+                segment = "evictable"
+                if scored is not None:
+                    score, matched = scored[index]
+                reason = reasons.evictable(index, item, selected)
+                outcome = "kept" if selected else "evicted"
+                if item.stub_of is not None:
+                    reason = (
+                        f"stubbed: {_n(canonical.tokens)} → {_n(item.tokens)} tokens (tool output {item.file_id} "
+                        f"replaced by a reference); {reason}"
+                    )
+                    if selected:
+                        outcome = "stubbed"
+            else:
+                segment = "fresh-tail"
+                outcome = "fresh-tail"
+                reason = reasons.fresh(item)
+            if selected and key in touched:
+                post = _post_outcome(ctx, key)
+                if post is not None:
+                    outcome, reason = post
+            elif selected and key in moved:
+                reason = f"{reason}; moved after the tool results of {moved[key]}"
+            summary = item.summary
+            append(
+                Decision(
+                    key=key,
+                    ordinal=item.ordinal,
+                    live_index=None,
+                    kind="message" if item.is_message else "summary",
+                    label=_item_label(item),
+                    role=item.message.get("role"),
+                    source_role=item.source_role,
+                    message_id=item.message_id,
+                    seq=item.seq,
+                    summary_id=summary.summary_id if summary is not None else None,
+                    tokens=item.tokens,
+                    serialized_tokens=None,
+                    score=score,
+                    matched_terms=matched,
+                    segment=segment,  # type: ignore[arg-type]
+                    selected=selected,
+                    outcome=outcome,  # type: ignore[arg-type]
+                    reason=reason,
+                    pair_with=pairs.get(id(canonical), ()),
+                    tool_call_ids=item.call_ids or ((item.result_id,) if item.result_id else ()),
+                    output_index=output_index.get(key),
+                    text=item.text,
+                    synthetic_result_for=tuple(synthetic.get(key, ())),
+                )
+            )
+        elif tag == "focus":
+            append(_focus_decision(ctx, obj, output_index))
+        elif tag == "covered":
+            append(_covered_decision(obj, focus))
+        else:
+            append(_unresolved_decision(ctx, obj))
+    return decisions
+
+
+def _focus_decision(ctx: _Context, focus: ResolvedItem, output_index: dict[str, int]) -> Decision:
+    brief = focus.brief
+    ordinals = ", ".join(str(o) for o in focus.covered_ordinals)
+    n = len(focus.covered_ordinals)
+    reason = (
+        f"focus brief {brief.brief_id if brief else ''}: always kept; replaces {n} covered "
+        f"summar{'y' if n == 1 else 'ies'} (ordinal{'' if n == 1 else 's'} {ordinals})"
+    )
+    outcome = "focus"
+    post = _post_outcome(ctx, focus.key)
+    if post is not None:
+        outcome, reason = post
+    return Decision(
+        key=focus.key,
+        ordinal=focus.ordinal,
+        live_index=None,
+        kind="focus",
+        label="focus",
+        role="user",
+        source_role=None,
+        message_id=None,
+        seq=None,
+        summary_id=None,
+        tokens=focus.tokens,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment="focus",
+        selected=True,
+        outcome=outcome,  # type: ignore[arg-type]
+        reason=reason,
+        output_index=output_index.get(focus.key),
+        text=focus.text,
+    )
+
+
+def _covered_decision(item: ResolvedItem, focus: ResolvedItem | None) -> Decision:
+    brief = focus.brief if focus is not None else None
+    watermark = ""
+    if brief is not None:
+        if brief.covered_message_seq is not None and item.summary_max_source_seq is not None:
+            watermark = f" (its sources end at seq {item.summary_max_source_seq} ≤ {brief.covered_message_seq})"
+        elif brief.covered_latest_at:
+            latest = item.summary.latest_at if item.summary is not None else None
+            watermark = f" (latest_at {latest} ≤ {brief.covered_latest_at})"
+    summary = item.summary
+    return Decision(
+        key=item.key,
+        ordinal=item.ordinal,
+        live_index=None,
+        kind="summary",
+        label=_item_label(item),
+        role="user",
+        source_role=None,
+        message_id=None,
+        seq=None,
+        summary_id=summary.summary_id if summary is not None else None,
+        tokens=item.tokens,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment="focus",
+        selected=False,
+        outcome="replaced-by-focus",
+        reason=f"replaced by focus brief {brief.brief_id if brief else ''}{watermark}",
+        text=item.text,
+    )
+
+
+def _unresolved_decision(ctx: _Context, row: ContextItemRow) -> Decision:
+    msg = ctx.session.messages.get(row.message_id) if row.message_id is not None else None
+    return Decision(
+        key=f"o:{row.ordinal}",
+        ordinal=row.ordinal,
+        live_index=None,
+        kind=row.item_type if row.item_type in ("message", "summary") else "message",
+        label=msg.role if msg is not None else "missing",
+        role=None,
+        source_role=msg.role if msg is not None else None,
+        message_id=row.message_id,
+        seq=msg.seq if msg is not None else None,
+        summary_id=row.summary_id,
+        tokens=0,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment="fresh-tail" if ctx.tail.is_fresh(row.ordinal) else "evictable",
+        selected=False,
+        outcome="unresolved",
+        reason=unresolved_reason(row, ctx.session),
+    )
+
+
+def _trace_items(ctx: _Context, diag_items: list[ResolvedItem]) -> list[dict[str, Any]]:
+    evict_index = {id(item): i for i, item in enumerate(ctx.evictable)}
+    selected_ids = ctx.selected_ids
+    scored = ctx.scored
+    tail = ctx.tail
+    out: list[dict[str, Any]] = []
+    for item in diag_items:
+        index = evict_index.get(id(item))
+        score = scored[index][0] if (index is not None and scored is not None) else None
+        summary = item.summary
+        out.append(
+            {
+                "ordinal": item.ordinal,
+                "kind": "focus" if item.is_focus_brief else ("message" if item.is_message else "summary"),
+                "sourceRole": item.source_role,
+                "role": item.message.get("role"),
+                "messageId": item.message_id,
+                "seq": item.seq,
+                "summaryId": summary.summary_id if summary is not None else None,
+                "summaryKind": summary.kind if summary is not None else None,
+                "tokens": item.tokens,
+                "segment": FRESH if (not item.is_focus_brief and tail.is_fresh(item.ordinal)) else EVICTABLE,
+                "selected": id(item) in selected_ids,
+                "score": score,
+            }
+        )
+    return out

@@ -1,0 +1,141 @@
+"""``overflowDiagnostics`` of the assembler debug record (spec §8).
+
+Totals per item kind, duplicate clusters (the same message/summary referenced
+twice, or identical message text) and the top token contributors, computed
+from the resolved list (stubbed values included) and the §6 selection.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ctxview.assembly.resolve import ResolvedItem
+
+# ICU root collation order of ASCII punctuation and symbols (JS localeCompare, "en").
+_PUNCT_ORDER = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+_PUNCT_RANK = {ch: i for i, ch in enumerate(_PUNCT_ORDER)}
+
+
+def _collation_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Approximate ``localeCompare`` order: punctuation < digits < letters, case second."""
+    primary: list[int] = []
+    tertiary: list[int] = []
+    for ch in text:
+        if ch.isspace():
+            primary.append(0)
+            tertiary.append(0)
+        elif ch in _PUNCT_RANK:
+            primary.append(1 + _PUNCT_RANK[ch])
+            tertiary.append(0)
+        elif ch.isdigit() and ch.isascii():
+            primary.append(100 + ord(ch))
+            tertiary.append(0)
+        elif ch.isascii() and ch.isalpha():
+            primary.append(200 + ord(ch.lower()))
+            tertiary.append(1 if ch.isupper() else 0)
+        else:
+            primary.append(1000 + ord(ch))
+            tertiary.append(0)
+    return tuple(primary), tuple(tertiary)
+
+
+def _clusters(groups: dict[str, list[ResolvedItem]], kind_for: Callable[[str], str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for key, items in groups.items():
+        if len(items) < 2:
+            continue
+        row: dict[str, Any] = {
+            "key": key,
+            "kind": kind_for(key),
+            "count": len(items),
+            "tokens": sum(item.tokens for item in items),
+            "ordinals": [item.ordinal for item in items][:8],
+        }
+        if any(item.seq is not None for item in items):
+            row["seqs"] = [item.seq for item in items if item.seq is not None][:8]
+        rows.append(row)
+    rows.sort(key=lambda r: (-r["tokens"], -r["count"], _collation_key(r["key"])))
+    return rows[:5]
+
+
+def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
+    groups: dict[str, list[ResolvedItem]] = {}
+    for item in resolved:
+        if item.is_message:
+            if item.message_id is None:
+                continue
+            key = f"message:{item.message_id}"
+        else:
+            if item.summary is None:
+                continue
+            key = f"summary:{item.summary.summary_id}"
+        groups.setdefault(key, []).append(item)
+    return _clusters(groups, lambda key: "message-ref" if key.startswith("message:") else "summary-ref")
+
+
+def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
+    groups: dict[str, list[ResolvedItem]] = {}
+    for item in resolved:
+        if not item.is_message or not item.text:
+            continue
+        groups.setdefault(item.content_hash(), []).append(item)
+    return _clusters(groups, lambda _key: "message-content")
+
+
+def top_contributors(
+    resolved: Iterable[ResolvedItem], selected_ordinals: set[int], is_message: bool
+) -> list[dict[str, Any]]:
+    candidates = [item for item in resolved if item.is_message == is_message]
+    top = heapq.nsmallest(5, candidates, key=lambda item: (-item.tokens, item.ordinal))
+    rows: list[dict[str, Any]] = []
+    for item in top:
+        row: dict[str, Any] = {
+            "ordinal": item.ordinal,
+            "tokens": item.tokens,
+            "selected": item.ordinal in selected_ordinals,
+        }
+        if item.message_id is not None:
+            row["messageId"] = item.message_id
+        if item.seq is not None:
+            row["seq"] = item.seq
+        if item.source_role:
+            row["role"] = item.source_role
+        if item.summary is not None:
+            row["summaryId"] = item.summary.summary_id
+            row["summaryKind"] = item.summary.kind
+            row["summaryDepth"] = item.summary.depth
+        rows.append(row)
+    return rows
+
+
+def overflow_diagnostics(
+    resolved: Sequence[ResolvedItem], selected: Sequence[ResolvedItem], token_budget: int
+) -> dict[str, Any]:
+    """§8 ``overflowDiagnostics`` (focus items count with the summaries here)."""
+    selected_ordinals = {item.ordinal for item in selected}
+    raw_tokens = raw_count = summary_tokens = summary_count = 0
+    for item in resolved:
+        if item.is_message:
+            raw_tokens += item.tokens
+            raw_count += 1
+        else:
+            summary_tokens += item.tokens
+            summary_count += 1
+    selected_raw = sum(1 for item in selected if item.is_message)
+    return {
+        "tokenBudget": token_budget,
+        "totalContextTokens": raw_tokens + summary_tokens,
+        "rawMessageTokens": raw_tokens,
+        "summaryTokens": summary_tokens,
+        "rawMessageCount": raw_count,
+        "summaryCount": summary_count,
+        "totalContextItems": len(resolved),
+        "selectedRawMessageCount": selected_raw,
+        "selectedSummaryCount": len(selected) - selected_raw,
+        "duplicateRefClusters": duplicate_ref_clusters(resolved),
+        "duplicateMessageClusters": duplicate_message_clusters(resolved),
+        "topMessageContributors": top_contributors(resolved, selected_ordinals, True),
+        "topSummaryContributors": top_contributors(resolved, selected_ordinals, False),
+    }

@@ -1,0 +1,704 @@
+"""Turn stored rows back into the messages the reference assembler emits (spec §2, §3).
+
+Message rows plus their ``message_parts`` become agent messages (user /
+assistant / toolResult) with the exact key orders the reference produces,
+and summary rows become the ``<summary …>`` XML user message.  Every branch
+of the reference is reproduced, including the rare ones (legacy rows without
+parts, identity-gated thinking signatures, OpenAI reasoning restore, sender
+metadata), because token estimates and hashes are taken over the result.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
+
+from ctxview.assembly.tokens import estimate_tokens
+from ctxview.jsjson import JSNumber, js_number_str, js_parse, js_stringify, js_trim
+from ctxview.model import FocusBriefRow, MessageRow, PartRow, SummaryRow
+
+
+class _Missing:
+    """JS ``undefined``: a key that is absent (distinct from JSON ``null``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+# Block types that are rebuilt from columns instead of returned verbatim (§2.4 step 2d).
+TOOL_BLOCK_TYPES = frozenset(
+    {
+        "toolCall",
+        "tool_use",
+        "tool-use",
+        "toolUse",
+        "functionCall",
+        "function_call",
+        "function_call_output",
+        "toolResult",
+        "tool_result",
+    }
+)
+_CALL_RAW_TYPES = frozenset({"function_call", "functionCall", "tool_use", "tool-use", "toolUse", "toolCall"})
+_RESULT_RAW_TYPES = frozenset({"function_call_output", "tool_result", "toolResult"})
+_ARGUMENTS_KEY_TYPES = frozenset({"toolCall", "functionCall"})
+
+SENDER_KEYS = ("senderId", "senderName", "senderUsername")
+
+_JSON_WS = " \t\n\r"
+
+
+# --- JSON decoding with JSON.parse semantics --------------------------------------------
+
+
+def parse_json_text(text: str) -> tuple[bool, Any]:
+    """``JSON.parse(text)``: only JSON whitespace may surround the value."""
+    stripped = text.strip(_JSON_WS)
+    if not stripped or js_trim(stripped) != stripped:
+        return False, None
+    try:
+        return True, js_parse(stripped)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _parse_json_loose(value: Any) -> Any:
+    """The reference ``parseJson``: undefined (MISSING) for non-strings, blanks and failures."""
+    if not isinstance(value, str) or js_trim(value) == "":
+        return MISSING
+    ok, parsed = parse_json_text(value)
+    return parsed if ok else MISSING
+
+
+def _decode_object(raw: str | None) -> Any:
+    """The decoded metadata if it is a JS object (dict or list), else MISSING."""
+    parsed = _parse_json_loose(raw)
+    if isinstance(parsed, (dict, list)):
+        return parsed
+    return MISSING
+
+
+def decode_metadata(raw: str | None) -> dict[str, Any]:
+    """§2.1: the decoded metadata object, or ``{}`` (arrays have no usable keys)."""
+    parsed = _decode_object(raw)
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def decode_stored(value: str | None) -> tuple[bool, Any]:
+    """§2.1 ``decodeStored`` for ``tool_input``/``tool_output``: (present?, value)."""
+    if not isinstance(value, str) or value == "":
+        return False, None
+    if js_trim(value) == "":
+        return True, value
+    ok, parsed = parse_json_text(value)
+    return True, (parsed if ok else value)
+
+
+def _non_empty_str(value: Any) -> bool:
+    return isinstance(value, str) and len(value) > 0
+
+
+@dataclass(frozen=True, slots=True)
+class PartMeta:
+    """The fields of a part's metadata the reconstruction reads (``getPartMetadata``)."""
+
+    decoded: Any  # dict / list / MISSING
+    original_role: str | None
+    raw_type: str | None
+    raw: Any  # MISSING when absent
+    reasoning_field: str | None
+    reasoning_content: str | None
+    reasoning_only: bool | None
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        return self.decoded if isinstance(self.decoded, dict) else {}
+
+
+def part_meta(part: PartRow) -> PartMeta:
+    decoded = _decode_object(part.metadata)
+    rec = decoded if isinstance(decoded, dict) else {}
+
+    def nes(key: str) -> str | None:
+        value = rec.get(key)
+        return value if _non_empty_str(value) else None
+
+    only = rec.get("topLevelReasoningOnly")
+    return PartMeta(
+        decoded=decoded,
+        original_role=nes("originalRole"),
+        raw_type=nes("rawType"),
+        raw=rec.get("raw", MISSING),
+        reasoning_field=nes("topLevelReasoningField"),
+        reasoning_content=nes("topLevelReasoningContent"),
+        reasoning_only=only if isinstance(only, bool) else None,
+    )
+
+
+# --- §2.2 / §2.3 pick helpers ------------------------------------------------------------
+
+
+def _metas(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None) -> Sequence[PartMeta]:
+    return metas if metas is not None else [part_meta(p) for p in parts]
+
+
+def get_original_role(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> str | None:
+    for meta in _metas(parts, metas):
+        if meta.original_role is not None:
+            return meta.original_role
+    return None
+
+
+def runtime_role(db_role: str, parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> str:
+    """§2.2: the role a stored message is emitted as (before the toolResult degrade)."""
+    original = get_original_role(parts, metas)
+    if original == "toolResult":
+        return "toolResult"
+    if original == "assistant":
+        return "assistant"
+    if original in ("user", "system"):
+        return "user"
+    if db_role == "tool":
+        return "toolResult"
+    if db_role == "assistant":
+        return "assistant"
+    return "user"
+
+
+def pick_tool_call_id(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> str | None:
+    for part, meta in zip(parts, _metas(parts, metas), strict=True):
+        if _non_empty_str(part.tool_call_id):
+            return part.tool_call_id
+        rec = meta.obj
+        if _non_empty_str(rec.get("toolCallId")):
+            return rec["toolCallId"]
+        raw = rec.get("raw")
+        if not isinstance(raw, dict):
+            continue
+        for key in ("toolCallId", "tool_call_id"):
+            if _non_empty_str(raw.get(key)):
+                return raw[key]
+    return None
+
+
+def pick_tool_name(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> str | None:
+    for part, meta in zip(parts, _metas(parts, metas), strict=True):
+        if _non_empty_str(part.tool_name):
+            return part.tool_name
+        rec = meta.obj
+        if _non_empty_str(rec.get("toolName")):
+            return rec["toolName"]
+        raw = rec.get("raw")
+        if not isinstance(raw, dict):
+            continue
+        for key in ("name", "toolName"):
+            if _non_empty_str(raw.get(key)):
+                return raw[key]
+    return None
+
+
+def pick_tool_is_error(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> bool | None:
+    for meta in _metas(parts, metas):
+        value = meta.obj.get("isError")
+        if isinstance(value, bool):
+            return value
+    return None
+
+
+def pick_model_identity(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> dict[str, str] | None:
+    """§2.3: the first complete {provider, api, model[, responseModel]} identity."""
+    for meta in _metas(parts, metas):
+        rec = meta.obj
+        identity: dict[str, str] = {}
+        for src, dst in (
+            ("modelProvider", "provider"),
+            ("modelApi", "api"),
+            ("modelId", "model"),
+            ("responseModelId", "responseModel"),
+        ):
+            if _non_empty_str(rec.get(src)):
+                identity[dst] = rec[src]
+        if "provider" in identity and "api" in identity and "model" in identity:
+            return identity
+    return None
+
+
+def pick_top_level_reasoning(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> dict[str, str]:
+    for meta in _metas(parts, metas):
+        if meta.reasoning_field == "reasoning_content" and meta.reasoning_content is not None:
+            return {"reasoning_content": meta.reasoning_content}
+    return {}
+
+
+# --- §2.4 block reconstruction -----------------------------------------------------------
+
+
+def _restore_openai_reasoning(raw: dict[str, Any]) -> dict[str, Any] | None:
+    if raw.get("type") != "thinking":
+        return None
+    sig = raw.get("thinkingSignature")
+    if not isinstance(sig, str) or not sig.startswith("{"):
+        return None
+    ok, parsed = parse_json_text(sig)
+    if ok and isinstance(parsed, dict) and parsed.get("type") == "reasoning" and isinstance(parsed.get("id"), str):
+        return parsed
+    return None
+
+
+def _backfill(part: PartRow, raw: dict[str, Any]) -> PartRow:
+    """§2.4e on a copy: fill empty id / name / input columns from the raw block."""
+    changes: dict[str, Any] = {}
+    rid = raw.get("id") if _non_empty_str(raw.get("id")) else None
+    if rid is None and _non_empty_str(raw.get("call_id")):
+        rid = raw["call_id"]
+    if rid is not None and not _non_empty_str(part.tool_call_id):
+        changes["tool_call_id"] = rid
+    if _non_empty_str(raw.get("name")) and not _non_empty_str(part.tool_name):
+        changes["tool_name"] = raw["name"]
+    if part.tool_input is None or part.tool_input == "":
+        args = raw.get("arguments")
+        if args is None:  # `??`: absent and null both fall through
+            args = raw.get("input", MISSING)
+        if args is not MISSING:
+            changes["tool_input"] = args if isinstance(args, str) else js_stringify(args)
+    return replace(part, **changes) if changes else part
+
+
+def tool_call_block(part: PartRow, raw_type: str | None) -> dict[str, Any]:
+    block_type = raw_type if raw_type in _CALL_RAW_TYPES else "toolCall"
+    present, value = decode_stored(part.tool_input)
+    block: dict[str, Any] = {"type": block_type}
+    if block_type == "function_call":
+        if _non_empty_str(part.tool_call_id):
+            block["call_id"] = part.tool_call_id
+        if _non_empty_str(part.tool_name):
+            block["name"] = part.tool_name
+        if present:
+            block["arguments"] = value
+        return block
+    if _non_empty_str(part.tool_call_id):
+        block["id"] = part.tool_call_id
+    else:
+        block["id"] = f"toolu_lcm_{part.part_id if part.part_id is not None else 'unknown'}"
+    if _non_empty_str(part.tool_name):
+        block["name"] = part.tool_name
+    if present:
+        block["arguments" if block_type in _ARGUMENTS_KEY_TYPES else "input"] = value
+    return block
+
+
+def tool_result_block(part: PartRow, raw_type: str | None, raw: dict[str, Any] | None) -> dict[str, Any]:
+    if (
+        raw is not None
+        and isinstance(raw.get("text"), str)
+        and "output" not in raw
+        and "content" not in raw
+        and (part.tool_output is None or part.tool_output == "")
+        and (part.text_content is None or part.text_content == raw["text"])
+    ):
+        return {"type": "text", "text": raw["text"]}
+    block_type = raw_type if raw_type in _RESULT_RAW_TYPES else "tool_result"
+    block: dict[str, Any] = {"type": block_type}
+    if _non_empty_str(part.tool_name):
+        block["name"] = part.tool_name
+    present, output = decode_stored(part.tool_output)
+    if present:
+        block["output"] = output
+    elif isinstance(part.text_content, str):
+        block["output"] = part.text_content
+    elif raw is not None and "output" in raw:
+        block["output"] = raw["output"]
+    elif raw is not None and "content" in raw:
+        block["content"] = raw["content"]
+    else:
+        block["output"] = ""
+    if raw is not None and isinstance(raw.get("is_error"), bool):
+        block["is_error"] = raw["is_error"]
+    elif raw is not None and isinstance(raw.get("isError"), bool):
+        block["isError"] = raw["isError"]
+    if _non_empty_str(part.tool_call_id):
+        block["call_id" if block_type == "function_call_output" else "tool_use_id"] = part.tool_call_id
+    return block
+
+
+def _block_from_part(part: PartRow, meta: PartMeta, has_identity: bool) -> Any | None:
+    raw = meta.raw
+    if isinstance(raw, (dict, list)):
+        if isinstance(raw, dict):
+            restored = _restore_openai_reasoning(raw)
+            if restored is not None:
+                return restored
+            raw_block_type = raw.get("type")
+            rt = raw_block_type if isinstance(raw_block_type, str) else meta.raw_type
+            if rt == "thinking" and isinstance(raw.get("thinkingSignature"), str):
+                if raw["thinkingSignature"] == "reasoning_content":
+                    return raw if has_identity else None
+                if has_identity:
+                    return raw
+                return {k: v for k, v in raw.items() if k != "thinkingSignature"}
+        else:
+            rt = meta.raw_type
+        if rt not in TOOL_BLOCK_TYPES:
+            return raw
+        if isinstance(raw, dict):
+            part = _backfill(part, raw)
+    raw_obj = raw if isinstance(raw, dict) else None
+    if part.part_type == "reasoning":
+        kind = "thinking" if meta.raw_type == "thinking" else "reasoning"
+        if _non_empty_str(part.text_content):
+            return (
+                {"type": kind, "thinking": part.text_content}
+                if kind == "thinking"
+                else {
+                    "type": kind,
+                    "text": part.text_content,
+                }
+            )
+        return {"type": kind}
+    if part.part_type == "tool":
+        if meta.original_role == "toolResult" or meta.raw_type == "function_call_output":
+            return tool_result_block(part, meta.raw_type, raw_obj)
+        return tool_call_block(part, meta.raw_type)
+    if meta.raw_type in _CALL_RAW_TYPES:
+        return tool_call_block(part, meta.raw_type)
+    if meta.raw_type in _RESULT_RAW_TYPES:
+        return tool_result_block(part, meta.raw_type, raw_obj)
+    if part.part_type == "text":
+        return {"type": "text", "text": part.text_content if part.text_content is not None else ""}
+    if _non_empty_str(part.text_content):
+        return {"type": "text", "text": part.text_content}
+    if meta.decoded is not MISSING:
+        return {"type": "text", "text": js_stringify(meta.decoded)}
+    return {"type": "text", "text": ""}
+
+
+def block_from_part(part: PartRow, has_identity: bool) -> Any | None:
+    """§2.4 ``blockFromPart``: the content block of one part, or None ("nothing")."""
+    return _block_from_part(part, part_meta(part), has_identity)
+
+
+# --- §2.5 content assembly --------------------------------------------------------------
+
+
+def fallback_content(role: str, fallback: str) -> str | list[Any]:
+    """§2.5 step 2: the content of a message without usable parts."""
+    if role == "assistant":
+        return [{"type": "text", "text": fallback}] if fallback else []
+    if role == "toolResult":
+        return [{"type": "text", "text": fallback}]
+    return fallback
+
+
+def _content_from_parts(
+    parts: Sequence[PartRow],
+    metas: Sequence[PartMeta],
+    role: str,
+    fallback: str,
+    filter_reasoning_only: bool,
+) -> str | list[Any]:
+    pairs = [
+        (p, m) for p, m in zip(parts, metas, strict=True) if not (filter_reasoning_only and m.reasoning_only is True)
+    ]
+    if not pairs:
+        return fallback_content(role, fallback)
+    has_identity = role == "assistant" and pick_model_identity(parts, metas) is not None
+    blocks = [b for b in (_block_from_part(p, m, has_identity) for p, m in pairs) if b is not None]
+    if not blocks:
+        return fallback_content(role, fallback)
+    if role == "user" and len(blocks) == 1:
+        first = blocks[0]
+        if isinstance(first, dict) and first.get("type") == "text" and isinstance(first.get("text"), str):
+            return first["text"]
+    return blocks
+
+
+def content_from_parts(
+    parts: Sequence[PartRow],
+    role: str,
+    fallback: str,
+    *,
+    filter_reasoning_only: bool = True,
+) -> str | list[Any]:
+    """§2.5 ``contentFromParts`` (``filter_reasoning_only=False`` is the A.4 variant)."""
+    return _content_from_parts(parts, [part_meta(p) for p in parts], role, fallback, filter_reasoning_only)
+
+
+# --- §2.6 a whole message ----------------------------------------------------------------
+
+
+def normalize_sender_metadata(value: Any) -> dict[str, str] | None:
+    """§1.1: keep senderId / senderName / senderUsername that are non-blank strings."""
+    if not isinstance(value, dict):
+        return None
+    out = {k: value[k] for k in SENDER_KEYS if isinstance(value.get(k), str) and js_trim(value[k]) != ""}
+    return out or None
+
+
+def parse_sender_metadata(raw: str | None) -> dict[str, str] | None:
+    """``openclaw_sender_metadata`` column → normalized object or None."""
+    if not isinstance(raw, str) or raw == "":
+        return None
+    ok, parsed = parse_json_text(raw)
+    return normalize_sender_metadata(parsed) if ok else None
+
+
+def assistant_usage(tokens: int) -> dict[str, Any]:
+    return {
+        "input": 0,
+        "output": tokens,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": tokens,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedMessage:
+    """A message item after §2.6: the agent message plus the facts the assembler needs."""
+
+    message: dict[str, Any]
+    tokens: int
+    text: str  # contentText: the string used for relevance and duplicate detection
+    role: str  # emitted role
+    tool_call_id: str | None  # for toolResult
+    tool_name: str | None  # for toolResult ("unknown" when none was stored)
+    degraded: bool  # a toolResult without call id, emitted as assistant
+
+
+def is_skipped_message(row: MessageRow) -> bool:
+    """§2.6 step 2: an assistant row with blank content and no parts never resolves."""
+    content = row.content if isinstance(row.content, str) else ""
+    return row.role == "assistant" and js_trim(content) == "" and not row.parts
+
+
+def render_message(row: MessageRow) -> RenderedMessage | None:
+    """§2.6 ``resolveMessageItem`` for a loaded row (None when it is skipped)."""
+    if is_skipped_message(row):
+        return None
+    parts = row.parts
+    metas = [part_meta(p) for p in parts]
+    fallback = row.content if isinstance(row.content, str) else ""
+    role0 = runtime_role(row.role, parts, metas)
+    tool_call_id = tool_name = None
+    is_error: bool | None = None
+    if role0 == "toolResult":
+        tool_call_id = pick_tool_call_id(parts, metas)
+        tool_name = pick_tool_name(parts, metas) or "unknown"
+        is_error = pick_tool_is_error(parts, metas)
+    degraded = role0 == "toolResult" and tool_call_id is None
+    role = "assistant" if degraded else role0
+    content = _content_from_parts(parts, metas, role, fallback, True)
+    reasoning: dict[str, str] = {}
+    identity: dict[str, str] | None = None
+    if role == "assistant":
+        reasoning = pick_top_level_reasoning(parts, metas)
+        identity = pick_model_identity(parts, metas)
+    content_text = content if isinstance(content, str) else js_stringify(content)
+    sender = parse_sender_metadata(row.sender_metadata) if role == "user" else None
+    sender_text = js_stringify(sender) if sender is not None else ""
+    pieces = [content_text, "\n".join(reasoning.values()), sender_text]
+    tokens = estimate_tokens("\n".join(p for p in pieces if p))
+    message: dict[str, Any]
+    if role == "assistant":
+        message = {"role": "assistant", "content": content}
+        if identity:
+            message.update(identity)
+        message.update(reasoning)
+        message["usage"] = assistant_usage(tokens)
+    else:
+        message = {"role": role, "content": content}
+        if sender is not None:
+            message["__openclaw"] = sender
+        if tool_call_id:
+            message["toolCallId"] = tool_call_id
+        if tool_name and role == "toolResult":
+            message["toolName"] = tool_name
+        if role == "toolResult" and is_error is not None:
+            message["isError"] = is_error
+    return RenderedMessage(
+        message=message,
+        tokens=tokens,
+        text=content_text,
+        role=role,
+        tool_call_id=tool_call_id if role == "toolResult" else None,
+        tool_name=tool_name if role == "toolResult" else None,
+        degraded=degraded,
+    )
+
+
+# --- timestamps and dates (§1, §3) ----------------------------------------------------------
+
+_ZONE_SUFFIX = re.compile(r"(?:[zZ]|[+-]\d{2}:\d{2})$")
+_ISO = re.compile(
+    r"^(?P<y>[+-]\d{6}|\d{4})(?:-(?P<mo>\d{2})(?:-(?P<d>\d{2}))?)?"
+    r"(?:[Tt](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<f>\d+))?)?)?"
+    r"(?P<z>[Zz]|[+-]\d{2}:?\d{2})?$"
+)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def parse_timestamp(value: Any) -> int | None:
+    """§1 timestamp rule → epoch milliseconds, or None when JS would get an invalid date."""
+    if not isinstance(value, str):
+        return None
+    s = js_trim(value)
+    if not _ZONE_SUFFIX.search(s):
+        s = (s if "T" in s else s.replace(" ", "T", 1)) + "Z"
+    m = _ISO.match(s)
+    if m is None:
+        return None
+    year = int(m["y"])
+    month = int(m["mo"] or 1)
+    day = int(m["d"] or 1)
+    hour = int(m["h"] or 0)
+    minute = int(m["mi"] or 0)
+    second = int(m["s"] or 0)
+    millis = int((m["f"] or "0")[:3].ljust(3, "0"))
+    if not (1 <= month <= 12 and 1 <= day <= 31 and minute < 60 and second < 60):
+        return None
+    if hour > 24 or (hour == 24 and (minute or second or millis)):
+        return None
+    try:
+        base = datetime(year, month, 1, tzinfo=UTC)
+    except ValueError:
+        return None
+    moment = base + timedelta(days=day - 1, hours=hour, minutes=minute, seconds=second, milliseconds=millis)
+    zone = m["z"]
+    if zone and zone not in ("Z", "z"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+@lru_cache(maxsize=64)
+def resolve_zone(name: str) -> ZoneInfo | None:
+    """The IANA zone ``Intl.DateTimeFormat`` would accept (case-insensitive), or None."""
+    if not isinstance(name, str) or not name:
+        return None
+    zones = _zone_names()
+    key = zones.get(name.lower())
+    if key is None:
+        return None
+    try:
+        return ZoneInfo(key)
+    except (ValueError, OSError):
+        return None
+
+
+@lru_cache(maxsize=1)
+def _zone_names() -> dict[str, str]:
+    names = {z.lower(): z for z in available_timezones()}
+    names.setdefault("utc", "UTC")
+    return names
+
+
+def _iso_utc(ms: int) -> str:
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
+
+
+def format_date(ms: int, timezone: str | None) -> str:
+    """§3 ``D(date)``: local wall time in the zone, or the ISO-UTC fallback for an invalid zone."""
+    zone = resolve_zone("UTC" if timezone is None else timezone)
+    if zone is None:
+        return _iso_utc(ms)
+    local = (_EPOCH + timedelta(milliseconds=ms)).astimezone(zone)
+    return f"{local.year}-{local:%m-%dT%H:%M:%S}"
+
+
+# --- §3 summary XML ------------------------------------------------------------------------
+
+
+def escape_attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def js_template(value: Any) -> str:
+    """How a JS template literal prints a column value (``${value}``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return js_number_str(value)
+    if isinstance(value, JSNumber):
+        return value.text
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def descendant_count(value: Any) -> int:
+    """§1.1: floor of a finite number ≥ 0, else 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return math.floor(value) if value >= 0 else 0
+
+
+def render_summary(summary: SummaryRow, timezone: str) -> str:
+    """§3: the ``<summary …>`` XML the model sees for a summary item."""
+    attrs = [
+        f'id="{escape_attr(summary.summary_id)}"',
+        f'kind="{escape_attr(js_template(summary.kind))}"',
+        f'depth="{js_template(summary.depth)}"',
+        f'descendant_count="{descendant_count(summary.descendant_count)}"',
+        'trust="untrusted"',
+    ]
+    earliest = parse_timestamp(summary.earliest_at)
+    if earliest is not None:
+        attrs.append(f'earliest_at="{format_date(earliest, timezone)}"')
+    latest = parse_timestamp(summary.latest_at)
+    if latest is not None:
+        attrs.append(f'latest_at="{format_date(latest, timezone)}"')
+    lines = [f"<summary {' '.join(attrs)}>"]
+    if summary.kind == "condensed" and summary.parent_ids:
+        lines.append("  <parents>")
+        lines.extend(f'    <summary_ref id="{escape_attr(pid)}" />' for pid in summary.parent_ids)
+        lines.append("  </parents>")
+    content = summary.content if isinstance(summary.content, str) else js_template(summary.content)
+    lines.extend(["  <content>", escape_text(content), "  </content>", "</summary>"])
+    return "\n".join(lines)
+
+
+def render_focus_brief(brief: FocusBriefRow, timezone: str) -> str:
+    """§10.1: the ``<focus_brief …>`` XML (content is not escaped)."""
+    created = parse_timestamp(brief.created_at)
+    attrs = [
+        f'id="{escape_attr(brief.brief_id)}"',
+        f'prompt="{escape_attr(js_template(brief.prompt))}"',
+        f'token_count="{js_template(brief.token_count)}"',
+        f'target_tokens="{js_template(brief.target_tokens)}"',
+        f'created_at="{format_date(created if created is not None else 0, timezone)}"',
+    ]
+    covered_at = parse_timestamp(brief.covered_latest_at)
+    if covered_at is not None:
+        attrs.append(f'covered_latest_at="{format_date(covered_at, timezone)}"')
+    if brief.covered_message_seq is not None:
+        attrs.append(f'covered_message_seq="{js_template(brief.covered_message_seq)}"')
+    lines = [f"<focus_brief {' '.join(attrs)}>", "  <content>", brief.content, "  </content>", "</focus_brief>"]
+    return "\n".join(lines)

@@ -1,0 +1,265 @@
+"""Context items → resolved items (spec §1.2, §2.6, §3), built once per session.
+
+A resolved item is everything about one context slot that does not depend on
+the assembly parameters: the rendered message, its token estimate, the text
+the relevance scorer reads, and lazily cached derived values (term counts,
+JSON text, content hash, stub variant).  The assembler only reads these
+items, so one resolution serves every re-assembly while the user types.
+Items are never mutated after construction except to fill those caches.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.assembly.render import render_message, render_summary
+from ctxview.assembly.tokens import estimate_tokens
+from ctxview.jsjson import js_stringify
+from ctxview.model import ContextItemRow, FocusBriefRow, Session, SummaryRow
+
+# §7.1 / §7.4 call-block types (note: "tool_call" is not one of them).
+CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "functionCall", "function_call"})
+
+_TERM_RE = re.compile(r"[a-z0-9]{2,}")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many acyclic objects (its passes dominate otherwise)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def tokenize(text: str) -> list[str]:
+    """§6.2 tokenizer: lowercase, split on non-[a-z0-9], keep pieces of ≥ 2 characters."""
+    return _TERM_RE.findall(text.lower())
+
+
+def block_type(block: Any) -> str | None:
+    """A block's ``type`` when the block is an object and the type a string."""
+    if isinstance(block, dict):
+        value = block.get("type")
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def block_call_id(block: dict[str, Any]) -> str | None:
+    """§7.1 block call id: ``id`` if a non-empty string, else ``call_id``."""
+    value = block.get("id")
+    if isinstance(value, str) and value:
+        return value
+    value = block.get("call_id")
+    if isinstance(value, str) and value:
+        return value
+    return None
+
+
+def message_result_id(message: Any) -> str | None:
+    """§7.1 / §7.4 result id: top-level ``toolCallId`` then ``toolUseId`` (any role)."""
+    if not isinstance(message, dict):
+        return None
+    for key in ("toolCallId", "toolUseId"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def message_call_ids(message: Any) -> tuple[str, ...]:
+    """Ids of the call blocks of an assistant message (pairing view of §7.1)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return ()
+    content = message.get("content")
+    if not isinstance(content, list):
+        return ()
+    ids: list[str] = []
+    for block in content:
+        if block_type(block) in CALL_TYPES:
+            cid = block_call_id(block)
+            if cid is not None:
+                ids.append(cid)
+    return tuple(ids)
+
+
+def text_hash(text: str) -> str:
+    """First 16 hex of SHA-256 over the UTF-8 text, as Node hashes a JS string."""
+    if not text.isascii() and _SURROGATE_RE.search(text):
+        text = _SURROGATE_RE.sub("\ufffd", text)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(slots=True, eq=False)
+class ResolvedItem:
+    """One resolved context item (§1.2), or the focus-brief item of §10.1."""
+
+    ordinal: int
+    message: dict[str, Any]
+    tokens: int
+    is_message: bool
+    text: str
+    message_id: int | None = None
+    seq: int | None = None
+    source_role: str | None = None  # DB role of a message item
+    summary: SummaryRow | None = None
+    summary_max_source_seq: int | None = None
+    is_focus_brief: bool = False
+    brief: FocusBriefRow | None = None
+    covered_ordinals: tuple[int, ...] = ()  # focus item: the summaries it replaces
+    degraded: bool = False  # stored toolResult without call id, emitted as assistant
+    # §10.2 stub eligibility
+    file_id: str | None = None
+    file_byte_size: Any = None
+    file_summary: str | None = None
+    stub_tool_name: str | None = None
+    stub_tool_call_id: str | None = None
+    stub_of: ResolvedItem | None = None  # set on a stubbed copy: the original item
+    # derived, cheap, filled at construction
+    result_id: str | None = None
+    call_ids: tuple[str, ...] = ()
+    # lazily filled caches (parameter independent)
+    _terms: tuple[Counter[str], int] | None = field(default=None, repr=False)
+    _json: str | None = field(default=None, repr=False)
+    _text_hash: str | None = field(default=None, repr=False)
+    _stub: Any = field(default=None, repr=False)
+    _score: Any = field(default=None, repr=False)  # (prompt terms, score, matches) of the last scoring
+
+    def __post_init__(self) -> None:
+        self.result_id = message_result_id(self.message)
+        self.call_ids = message_call_ids(self.message)
+
+    @property
+    def key(self) -> str:
+        """Stable decision key: ``o:<ordinal>`` (``f:<ordinal>`` for the focus item)."""
+        return f"f:{self.ordinal}" if self.is_focus_brief else f"o:{self.ordinal}"
+
+    @property
+    def role(self) -> str:
+        return str(self.message.get("role"))
+
+    @property
+    def stub_eligible(self) -> bool:
+        return self.file_id is not None and self.message_id is not None and self.message.get("role") == "toolResult"
+
+    def term_counts(self) -> tuple[Counter[str], int]:
+        """Term frequencies of ``text`` and the number of terms (for §6.2)."""
+        if self._terms is None:
+            terms = tokenize(self.text)
+            self._terms = (Counter(terms), len(terms))
+        return self._terms
+
+    def message_json(self) -> str:
+        """``JSON.stringify(message)``, cached."""
+        if self._json is None:
+            self._json = js_stringify(self.message)
+        return self._json
+
+    def content_hash(self) -> str:
+        if self._text_hash is None:
+            self._text_hash = text_hash(self.text)
+        return self._text_hash
+
+
+class ResolvedItems(list[ResolvedItem]):
+    """The resolved list of a session, with per-list caches the assembler fills."""
+
+    def __init__(self, items: list[ResolvedItem], *, timezone: str = "UTC", brief: FocusBriefRow | None = None) -> None:
+        super().__init__(items)
+        self.timezone = timezone
+        self.brief = brief
+        self.cache: dict[str, Any] = {}
+
+
+def _resolve_message(row: ContextItemRow, session: Session) -> ResolvedItem | None:
+    msg = session.messages.get(row.message_id) if row.message_id is not None else None
+    if msg is None:
+        return None
+    rendered = render_message(msg)
+    if rendered is None:
+        return None
+    item = ResolvedItem(
+        ordinal=row.ordinal,
+        message=rendered.message,
+        tokens=rendered.tokens,
+        is_message=True,
+        text=rendered.text,
+        message_id=msg.message_id,
+        seq=msg.seq,
+        source_role=msg.role,
+        degraded=rendered.degraded,
+    )
+    large = msg.large_content
+    if isinstance(large, str) and large.startswith("file_") and rendered.role == "toolResult":
+        file_row = session.large_files.get(large)
+        if file_row is not None:
+            item.file_id = large
+            item.file_byte_size = file_row.byte_size if file_row.byte_size is not None else 0
+            item.file_summary = file_row.exploration_summary or None
+            item.stub_tool_name = rendered.tool_name or None
+            item.stub_tool_call_id = rendered.tool_call_id or None
+    return item
+
+
+def _resolve_summary(row: ContextItemRow, session: Session, timezone: str) -> ResolvedItem | None:
+    summary = session.summaries.get(row.summary_id) if row.summary_id is not None else None
+    if summary is None:
+        return None
+    content = render_summary(summary, timezone)
+    return ResolvedItem(
+        ordinal=row.ordinal,
+        message={"role": "user", "content": content},
+        tokens=estimate_tokens(content),
+        is_message=False,
+        text=summary.content if isinstance(summary.content, str) else str(summary.content),
+        summary=summary,
+        summary_max_source_seq=summary.max_source_seq,
+    )
+
+
+def resolve_item(row: ContextItemRow, session: Session, timezone: str) -> ResolvedItem | None:
+    """§1.2: one context row → resolved item, or None when it does not resolve."""
+    if row.item_type == "message" and row.message_id is not None:
+        return _resolve_message(row, session)
+    if row.item_type == "summary" and row.summary_id is not None:
+        return _resolve_summary(row, session, timezone)
+    return None
+
+
+def resolve_session(session: Session, timezone: str) -> ResolvedItems:
+    """Resolve every context item in ordinal order; unresolvable rows are left out."""
+    items: list[ResolvedItem] = []
+    with gc_paused():
+        for row in session.items:
+            item = resolve_item(row, session, timezone)
+            if item is not None:
+                items.append(item)
+    return ResolvedItems(items, timezone=timezone, brief=session.focus_brief)
+
+
+def unresolved_reason(row: ContextItemRow, session: Session) -> str:
+    """Why a context row did not resolve, for the trace."""
+    if row.item_type == "message":
+        if row.message_id is None:
+            return "unresolved: message item without a message_id"
+        msg = session.messages.get(row.message_id)
+        if msg is None:
+            return f"unresolved: message {row.message_id} does not exist"
+        return f"unresolved: assistant message {row.message_id} is empty (blank content, no parts)"
+    if row.item_type == "summary":
+        if row.summary_id is None:
+            return "unresolved: summary item without a summary_id"
+        return f"unresolved: summary {row.summary_id} does not exist"
+    return f"unresolved: unknown item_type {row.item_type!r}"

@@ -1,0 +1,562 @@
+"""Read-only access to an LCM session database (spec §1).
+
+The store opens the file with ``mode=ro`` and ``PRAGMA query_only``, never
+writes (no journal-mode change, no temp tables in the database) and works
+while the agent keeps writing in WAL mode.  A session is read in one bulk
+query per table, so a 100,000-message conversation loads in seconds.  What
+is wrong with a file is said in one sentence (``DatabaseError``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote
+
+from ctxview.errors import ConversationNotFound, DatabaseError
+from ctxview.model import (
+    ContextItemRow,
+    ConversationInfo,
+    FocusBriefRow,
+    LargeFileRow,
+    MessageRow,
+    PartRow,
+    Session,
+    SummaryRow,
+)
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+IMMUTABLE_WARNING = "opened immutable: live changes will not be seen"
+
+# Tables the assembler cannot work without, and the columns it needs from them.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "conversations": ("conversation_id", "session_id", "active", "created_at"),
+    "context_items": ("conversation_id", "ordinal", "item_type", "message_id", "summary_id"),
+    "messages": ("message_id", "conversation_id", "seq", "role", "content"),
+    "message_parts": ("part_id", "message_id", "part_type", "ordinal"),
+    "summaries": ("summary_id", "conversation_id", "kind", "depth", "content"),
+    "summary_parents": ("summary_id", "parent_summary_id", "ordinal"),
+    "summary_messages": ("summary_id", "message_id", "ordinal"),
+}
+# Columns read when present (older schemas lack some of them → None).
+OPTIONAL: dict[str, tuple[str, ...]] = {
+    "conversations": ("session_key", "title", "archived_at"),
+    "messages": ("token_count", "created_at", "large_content", "openclaw_sender_metadata"),
+    "message_parts": ("text_content", "tool_call_id", "tool_name", "tool_input", "tool_output", "metadata"),
+    "summaries": (
+        "token_count",
+        "earliest_at",
+        "latest_at",
+        "descendant_count",
+        "created_at",
+        "file_ids",
+        "model",
+    ),
+}
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+_TEXT_FACTORY = functools.partial(str, encoding="utf-8", errors="replace")
+
+
+def _text(value: Any) -> str | None:
+    """A TEXT column as str (BLOBs decoded, numbers printed), None stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return _decode_text(value)
+    return str(value)
+
+
+class LcmStore:
+    """A read-only LCM database.  Use as a context manager or call ``close()``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.warnings: list[str] = []
+        self._check_file()
+        self._conn = self._open()
+        self._columns: dict[str, set[str]] = {}
+        try:
+            self._validate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # --- opening and validation ---------------------------------------------------------
+
+    def _check_file(self) -> None:
+        path = self.path
+        if not path.exists():
+            raise DatabaseError(f"{path}: no such file")
+        if path.is_dir():
+            raise DatabaseError(f"{path}: is a directory, not an LCM database file")
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise DatabaseError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        if not head:
+            raise DatabaseError(f"{path}: empty file (0 bytes), not an LCM database")
+        if head != _SQLITE_MAGIC:
+            raise DatabaseError(f"{path}: not a SQLite database")
+
+    def _connect(self, immutable: bool) -> sqlite3.Connection:
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        if immutable:
+            uri += "&immutable=1"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.text_factory = _TEXT_FACTORY
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect(immutable=False)
+        except sqlite3.DatabaseError as exc:
+            message = str(exc).lower()
+            if "not a database" in message or "malformed" in message:
+                raise DatabaseError(f"{self.path}: not a SQLite database ({exc})") from exc
+            # A WAL database in a read-only directory: the -shm cannot be created.
+            try:
+                conn = self._connect(immutable=True)
+            except sqlite3.Error as exc2:
+                raise DatabaseError(f"{self.path}: cannot be opened read-only ({exc2})") from exc2
+            self.warnings.append(IMMUTABLE_WARNING)
+            return conn
+
+    def _validate(self) -> None:
+        try:
+            rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{self.path}: not a SQLite database ({exc})") from exc
+        tables = {name for (name,) in rows}
+        missing = [t for t in REQUIRED if t not in tables]
+        if missing:
+            raise DatabaseError(f"{self.path}: not an LCM database: missing tables {', '.join(missing)}")
+        for table in tables:
+            self._columns[table] = self._table_columns(table)
+        for table, needed in REQUIRED.items():
+            absent = [c for c in needed if c not in self._columns[table]]
+            if absent:
+                plural = "s" if len(absent) > 1 else ""
+                raise DatabaseError(
+                    f"{self.path}: table {table} is missing column{plural} {', '.join(absent)} "
+                    "(not an LCM schema this version can read)"
+                )
+
+    def _table_columns(self, table: str) -> set[str]:
+        quoted = table.replace('"', '""')
+        try:
+            return {row[1] for row in self._conn.execute(f'PRAGMA table_info("{quoted}")')}
+        except sqlite3.Error:
+            return set()
+
+    def _has(self, table: str, column: str | None = None) -> bool:
+        cols = self._columns.get(table)
+        if cols is None:
+            return False
+        return column is None or column in cols
+
+    def _col(self, table: str, column: str, alias: str = "") -> str:
+        """``alias.column`` when the column exists, else ``NULL`` (optional columns)."""
+        prefix = f"{alias}." if alias else ""
+        return f"{prefix}{column}" if self._has(table, column) else "NULL"
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> LcmStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def data_version(self) -> int:
+        """``PRAGMA data_version``: changes whenever another connection commits."""
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
+
+    # --- conversations ----------------------------------------------------------------------
+
+    def _conversation_rows(self) -> list[tuple[Any, ...]]:
+        t = "conversations"
+        return self._query(
+            f"SELECT conversation_id, session_id, {self._col(t, 'session_key')}, {self._col(t, 'title')}, active, "
+            f"{self._col(t, 'archived_at')}, created_at FROM conversations ORDER BY conversation_id"
+        )
+
+    def _counts(self, sql: str, params: Sequence[Any] = ()) -> dict[int, int]:
+        return {cid: int(n or 0) for cid, n in self._query(sql, params)}
+
+    def list_conversations(self) -> list[ConversationInfo]:
+        """Every conversation with its counts; one aggregate query per figure."""
+        msg_tokens = self._col("messages", "token_count", "m")
+        sum_tokens = self._col("summaries", "token_count", "s")
+        messages = self._counts("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
+        items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items GROUP BY conversation_id")
+        summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries GROUP BY conversation_id")
+        tokens = self._counts(
+            "SELECT conversation_id, SUM(t) FROM ("
+            f" SELECT ci.conversation_id AS conversation_id, COALESCE({msg_tokens}, 0) AS t"
+            " FROM context_items ci JOIN messages m ON m.message_id = ci.message_id"
+            " WHERE ci.item_type = 'message'"
+            " UNION ALL"
+            f" SELECT ci.conversation_id, COALESCE({sum_tokens}, 0)"
+            " FROM context_items ci JOIN summaries s ON s.summary_id = ci.summary_id"
+            " WHERE ci.item_type = 'summary'"
+            ") GROUP BY conversation_id"
+        )
+        return [self._info(row, messages, items, summaries, tokens) for row in self._conversation_rows()]
+
+    @staticmethod
+    def _info(
+        row: tuple[Any, ...],
+        messages: dict[int, int],
+        items: dict[int, int],
+        summaries: dict[int, int],
+        tokens: dict[int, int],
+    ) -> ConversationInfo:
+        cid, session_id, session_key, title, active, archived_at, created_at = row
+        return ConversationInfo(
+            conversation_id=cid,
+            session_id=_text(session_id),
+            session_key=_text(session_key),
+            title=_text(title),
+            active=active == 1,
+            archived=archived_at is not None,
+            created_at=_text(created_at),
+            message_count=messages.get(cid, 0),
+            context_item_count=items.get(cid, 0),
+            summary_count=summaries.get(cid, 0),
+            token_total=tokens.get(cid, 0),
+        )
+
+    def _conversation_info(self, conversation_id: int) -> ConversationInfo:
+        row = next((r for r in self._conversation_rows() if r[0] == conversation_id), None)
+        if row is None:
+            raise ConversationNotFound(f"conversation {conversation_id} not found")
+        msg_tokens = self._col("messages", "token_count", "m")
+        sum_tokens = self._col("summaries", "token_count", "s")
+        cid = (conversation_id,)
+        messages = self._counts("SELECT conversation_id, COUNT(*) FROM messages WHERE conversation_id = ?", cid)
+        items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items WHERE conversation_id = ?", cid)
+        summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries WHERE conversation_id = ?", cid)
+        tokens = self._counts(
+            "SELECT ?, COALESCE(SUM(t), 0) FROM ("
+            f" SELECT COALESCE({msg_tokens}, 0) AS t FROM context_items ci"
+            " JOIN messages m ON m.message_id = ci.message_id"
+            " WHERE ci.conversation_id = ? AND ci.item_type = 'message'"
+            " UNION ALL"
+            f" SELECT COALESCE({sum_tokens}, 0) FROM context_items ci"
+            " JOIN summaries s ON s.summary_id = ci.summary_id"
+            " WHERE ci.conversation_id = ? AND ci.item_type = 'summary')",
+            (conversation_id, conversation_id, conversation_id),
+        )
+        return self._info(row, messages, items, summaries, tokens)
+
+    def _pick_conversation(self, conversation_id: int | None) -> int:
+        rows = self._conversation_rows()
+        if not rows:
+            raise ConversationNotFound(f"{self.path}: the database has no conversations")
+        if conversation_id is not None:
+            if any(r[0] == conversation_id for r in rows):
+                return conversation_id
+            ids = [str(r[0]) for r in rows]
+            shown = ", ".join(ids[:10]) + (f" … ({len(ids)} in all)" if len(ids) > 10 else "")
+            raise ConversationNotFound(f"conversation {conversation_id} not found; valid ids: {shown}")
+        if len(rows) == 1:
+            return int(rows[0][0])
+        active = [r for r in rows if r[4] == 1] or rows
+        newest = max(active, key=lambda r: (_text(r[6]) or "", r[0]))
+        return int(newest[0])
+
+    # --- one session ----------------------------------------------------------------------------
+
+    def load_session(self, conversation_id: int | None = None) -> Session:
+        """Everything the assembler needs about one conversation, read in one snapshot."""
+        conn = self._conn
+        in_tx = False
+        try:
+            conn.execute("BEGIN")
+            in_tx = True
+        except sqlite3.Error:
+            pass
+        try:
+            cid = self._pick_conversation(conversation_id)
+            session = self._load(cid)
+            session.data_version = self.data_version()
+        finally:
+            if in_tx:
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error:
+                    pass
+        session.warnings[:0] = self.warnings
+        return session
+
+    def _load(self, cid: int) -> Session:
+        info = self._conversation_info(cid)
+        items = [
+            ContextItemRow(ordinal=o, item_type=_text(t) or "", message_id=m, summary_id=_text(s))
+            for o, t, m, s in self._query(
+                "SELECT ordinal, item_type, message_id, summary_id FROM context_items"
+                " WHERE conversation_id = ? ORDER BY ordinal",
+                (cid,),
+            )
+        ]
+        warnings: list[str] = []
+        messages = self._load_messages(cid)
+        summaries = self._load_summaries(cid)
+        large_files = self._load_large_files(cid)
+        brief = self._load_focus_brief(cid)
+        dangling = sum(
+            1
+            for it in items
+            if (it.item_type == "message" and it.message_id not in messages)
+            or (it.item_type == "summary" and it.summary_id not in summaries)
+        )
+        if dangling:
+            warnings.append(f"{dangling} context item{'s' if dangling != 1 else ''} reference missing rows")
+        return Session(
+            conversation=info,
+            items=items,
+            messages=messages,
+            summaries=summaries,
+            large_files=large_files,
+            focus_brief=brief,
+            compaction_pending=self._compaction_pending(cid),
+            fork_bounded=self._fork_bounded(cid),
+            source=str(self.path),
+            warnings=warnings,
+        )
+
+    _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"
+
+    def _load_messages(self, cid: int) -> dict[int, MessageRow]:
+        t = "message_parts"
+        part_rows = self._query(
+            f"SELECT p.message_id, p.part_id, p.part_type, p.ordinal, {self._col(t, 'text_content', 'p')},"
+            f" {self._col(t, 'tool_call_id', 'p')}, {self._col(t, 'tool_name', 'p')},"
+            f" {self._col(t, 'tool_input', 'p')}, {self._col(t, 'tool_output', 'p')}, {self._col(t, 'metadata', 'p')}"
+            f" FROM message_parts p WHERE p.message_id IN ({self._CONTEXT_MESSAGES})"
+            " ORDER BY p.message_id, p.ordinal",
+            (cid,),
+        )
+        parts: dict[int, list[PartRow]] = {}
+        for mid, pid, ptype, ordinal, text, call_id, name, tin, tout, meta in part_rows:
+            parts.setdefault(mid, []).append(
+                PartRow(
+                    _text(pid),
+                    _text(ptype) or "",
+                    ordinal,
+                    _text(text),
+                    _text(call_id),
+                    _text(name),
+                    _text(tin),
+                    _text(tout),
+                    _text(meta),
+                )
+            )
+        t = "messages"
+        rows = self._query(
+            f"SELECT m.message_id, m.seq, m.role, m.content, {self._col(t, 'token_count', 'm')},"
+            f" {self._col(t, 'created_at', 'm')}, {self._col(t, 'large_content', 'm')},"
+            f" {self._col(t, 'openclaw_sender_metadata', 'm')}"
+            f" FROM messages m WHERE m.message_id IN ({self._CONTEXT_MESSAGES})",
+            (cid,),
+        )
+        messages: dict[int, MessageRow] = {}
+        for mid, seq, role, content, tokens, created, large, sender in rows:
+            messages[mid] = MessageRow(
+                mid,
+                seq,
+                _text(role) or "",
+                _text(content) or "",
+                tokens,
+                _text(created),
+                _text(large),
+                _text(sender),
+                tuple(parts.get(mid, ())),
+            )
+        return messages
+
+    def _load_summaries(self, cid: int) -> dict[str, SummaryRow]:
+        t = "summaries"
+        in_context = "SELECT summary_id FROM context_items WHERE conversation_id = ? AND summary_id IS NOT NULL"
+        rows = self._query(
+            f"SELECT s.summary_id, s.kind, s.depth, s.content, {self._col(t, 'token_count', 's')},"
+            f" {self._col(t, 'earliest_at', 's')}, {self._col(t, 'latest_at', 's')},"
+            f" {self._col(t, 'descendant_count', 's')}, {self._col(t, 'created_at', 's')},"
+            f" {self._col(t, 'file_ids', 's')}, {self._col(t, 'model', 's')}"
+            f" FROM summaries s WHERE s.summary_id IN ({in_context})",
+            (cid,),
+        )
+        if not rows:
+            return {}
+        # Every summary reachable from the context through summary_parents (for max_source_seq).
+        reach = (
+            "WITH RECURSIVE reach(sid) AS ("
+            f" {in_context}"
+            " UNION SELECT sp.parent_summary_id FROM summary_parents sp JOIN reach r ON sp.summary_id = r.sid)"
+        )
+        edges: dict[str, list[str]] = {}
+        existing_parents: dict[str, list[str]] = {}
+        for sid, parent, exists in self._query(
+            f"{reach} SELECT sp.summary_id, sp.parent_summary_id,"
+            " EXISTS(SELECT 1 FROM summaries x WHERE x.summary_id = sp.parent_summary_id)"
+            " FROM summary_parents sp WHERE sp.summary_id IN (SELECT sid FROM reach)"
+            " ORDER BY sp.summary_id, sp.ordinal",
+            (cid,),
+        ):
+            sid = _text(sid) or ""
+            parent = _text(parent) or ""
+            edges.setdefault(sid, []).append(parent)
+            if exists:
+                existing_parents.setdefault(sid, []).append(parent)
+        direct: dict[str, int] = {}
+        for sid, max_seq in self._query(
+            f"{reach} SELECT sm.summary_id, MAX(m.seq) FROM summary_messages sm"
+            " JOIN messages m ON m.message_id = sm.message_id"
+            " WHERE sm.summary_id IN (SELECT sid FROM reach) GROUP BY sm.summary_id",
+            (cid,),
+        ):
+            if max_seq is not None:
+                direct[_text(sid) or ""] = max_seq
+        sources: dict[str, list[int]] = {}
+        for sid, mid in self._query(
+            "SELECT sm.summary_id, sm.message_id FROM summary_messages sm"
+            f" WHERE sm.summary_id IN ({in_context}) ORDER BY sm.summary_id, sm.ordinal",
+            (cid,),
+        ):
+            sources.setdefault(_text(sid) or "", []).append(mid)
+        memo: dict[str, int | None] = {}
+        summaries: dict[str, SummaryRow] = {}
+        for sid, kind, depth, content, tokens, earliest, latest, desc, created, file_ids, model in rows:
+            sid = _text(sid) or ""
+            summaries[sid] = SummaryRow(
+                summary_id=sid,
+                kind=_text(kind) or "",
+                depth=depth,
+                content=_text(content) or "",
+                token_count=tokens,
+                earliest_at=_text(earliest),
+                latest_at=_text(latest),
+                descendant_count=desc if desc is not None else 0,
+                created_at=_text(created),
+                file_ids=_text(file_ids),
+                model=_text(model),
+                parent_ids=tuple(existing_parents.get(sid, ())),
+                source_message_ids=tuple(sources.get(sid, ())),
+                max_source_seq=_max_source_seq(sid, edges, direct, memo),
+            )
+        return summaries
+
+    def _load_large_files(self, cid: int) -> dict[str, LargeFileRow]:
+        if not self._has("large_files", "file_id") or not self._has("messages", "large_content"):
+            return {}
+        t = "large_files"
+        rows = self._query(
+            f"SELECT f.file_id, {self._col(t, 'file_name', 'f')}, {self._col(t, 'mime_type', 'f')},"
+            f" {self._col(t, 'byte_size', 'f')}, {self._col(t, 'exploration_summary', 'f')}"
+            " FROM large_files f WHERE f.file_id IN ("
+            f" SELECT m.large_content FROM messages m WHERE m.message_id IN ({self._CONTEXT_MESSAGES})"
+            " AND m.large_content LIKE 'file!_%' ESCAPE '!')",
+            (cid,),
+        )
+        return {
+            _text(fid) or "": LargeFileRow(_text(fid) or "", _text(name), _text(mime), size, _text(summary))
+            for fid, name, mime, size, summary in rows
+        }
+
+    def _load_focus_brief(self, cid: int) -> FocusBriefRow | None:
+        t = "focus_briefs"
+        if not self._has(t, "brief_id") or not self._has(t, "status") or not self._has(t, "content"):
+            return None
+        rows = self._query(
+            f"SELECT brief_id, {self._col(t, 'prompt')}, content, status, {self._col(t, 'token_count')},"
+            f" {self._col(t, 'target_tokens')}, {self._col(t, 'covered_latest_at')},"
+            f" {self._col(t, 'covered_message_seq')}, {self._col(t, 'created_at')}"
+            " FROM focus_briefs WHERE conversation_id = ? AND status = 'active'"
+            f" ORDER BY {self._col(t, 'created_at')} DESC, rowid DESC LIMIT 1",
+            (cid,),
+        )
+        if not rows:
+            return None
+        bid, prompt, content, status, tokens, target, covered_at, covered_seq, created = rows[0]
+        return FocusBriefRow(
+            brief_id=_text(bid) or "",
+            prompt=_text(prompt),
+            content=_text(content) or "",
+            status=_text(status) or "",
+            token_count=tokens,
+            target_tokens=target,
+            covered_latest_at=_text(covered_at),
+            covered_message_seq=covered_seq,
+            created_at=_text(created),
+        )
+
+    def _compaction_pending(self, cid: int) -> bool:
+        t = "conversation_compaction_maintenance"
+        if not self._has(t, "pending") or not self._has(t, "running") or not self._has(t, "conversation_id"):
+            return False
+        rows = self._query(f"SELECT pending, running FROM {t} WHERE conversation_id = ?", (cid,))
+        return any(p == 1 or r == 1 for p, r in rows)
+
+    def _fork_bounded(self, cid: int) -> bool:
+        t = "conversation_bootstrap_state"
+        if not self._has(t, "fork_bounded") or not self._has(t, "conversation_id"):
+            return False
+        rows = self._query(f"SELECT fork_bounded FROM {t} WHERE conversation_id = ?", (cid,))
+        return any(f == 1 for (f,) in rows)
+
+
+def _max_source_seq(
+    root: str, edges: dict[str, list[str]], direct: dict[str, int], memo: dict[str, int | None]
+) -> int | None:
+    """MAX(seq) over the summary and every summary reachable through summary_parents (§3)."""
+    if root in memo:
+        return memo[root]
+    best: int | None = None
+    seen = {root}
+    stack = [root]
+    while stack:
+        sid = stack.pop()
+        if sid != root and sid in memo:
+            value = memo[sid]
+            if value is not None and (best is None or value > best):
+                best = value
+            continue
+        value = direct.get(sid)
+        if value is not None and (best is None or value > best):
+            best = value
+        for parent in edges.get(sid, ()):
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    memo[root] = best
+    return best
+
+
+def open_session(path: str | os.PathLike[str], conversation_id: int | None = None) -> Session:
+    """Open, load one session and close: the one-shot path of the CLI."""
+    with LcmStore(path) as store:
+        return store.load_session(conversation_id)

@@ -1,0 +1,552 @@
+"""A tiny writer of LCM databases for tests.
+
+The schema below is the LCM schema as found in the ``sqlite_master`` of a
+parity case database (full-text tables left out).  ``LcmDbWriter`` inserts
+conversations, messages with their parts, summaries, context items, large
+files and focus briefs, with helpers that build parts the way ingest stores
+them (spec §2.7), so tests can describe a session in a few lines.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+LCM_SCHEMA = """
+CREATE TABLE conversations (
+      conversation_id INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL,
+      session_key TEXT,
+      active INTEGER NOT NULL DEFAULT 1,
+      archived_at TEXT,
+      archive_cause TEXT,
+      title TEXT,
+      bootstrapped_at TEXT,
+      created_at TEXT NOT NULL DEFAULT (datetime('now')),
+      updated_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+
+CREATE TABLE messages (
+      message_id INTEGER PRIMARY KEY AUTOINCREMENT,
+      conversation_id INTEGER NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL,
+      role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+      content TEXT NOT NULL,
+      token_count INTEGER NOT NULL,
+      identity_hash TEXT,
+      openclaw_sender_metadata TEXT,
+      transcript_entry_id TEXT,
+      created_at TEXT NOT NULL DEFAULT (datetime('now')), large_content TEXT, stable_event_key TEXT,
+      UNIQUE (conversation_id, seq)
+    );
+
+CREATE TABLE summaries (
+      summary_id TEXT PRIMARY KEY,
+      conversation_id INTEGER NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      kind TEXT NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+      depth INTEGER NOT NULL DEFAULT 0,
+      content TEXT NOT NULL,
+      token_count INTEGER NOT NULL,
+      earliest_at TEXT,
+      latest_at TEXT,
+      descendant_count INTEGER NOT NULL DEFAULT 0,
+      descendant_token_count INTEGER NOT NULL DEFAULT 0,
+      source_message_token_count INTEGER NOT NULL DEFAULT 0,
+      created_at TEXT NOT NULL DEFAULT (datetime('now')),
+      file_ids TEXT NOT NULL DEFAULT '[]'
+    , model TEXT NOT NULL DEFAULT 'unknown');
+
+CREATE TABLE message_parts (
+      part_id TEXT PRIMARY KEY,
+      message_id INTEGER NOT NULL REFERENCES messages(message_id) ON DELETE CASCADE,
+      session_id TEXT NOT NULL,
+      part_type TEXT NOT NULL CHECK (part_type IN (
+        'text', 'reasoning', 'tool', 'patch', 'file',
+        'subtask', 'compaction', 'step_start', 'step_finish',
+        'snapshot', 'agent', 'retry'
+      )),
+      ordinal INTEGER NOT NULL,
+      text_content TEXT,
+      is_ignored INTEGER,
+      is_synthetic INTEGER,
+      tool_call_id TEXT,
+      tool_name TEXT,
+      tool_status TEXT,
+      tool_input TEXT,
+      tool_output TEXT,
+      tool_error TEXT,
+      tool_title TEXT,
+      patch_hash TEXT,
+      patch_files TEXT,
+      file_mime TEXT,
+      file_name TEXT,
+      file_url TEXT,
+      subtask_prompt TEXT,
+      subtask_desc TEXT,
+      subtask_agent TEXT,
+      step_reason TEXT,
+      step_cost REAL,
+      step_tokens_in INTEGER,
+      step_tokens_out INTEGER,
+      snapshot_hash TEXT,
+      compaction_auto INTEGER,
+      metadata TEXT,
+      UNIQUE (message_id, ordinal)
+    );
+
+CREATE TABLE summary_messages (
+      summary_id TEXT NOT NULL REFERENCES summaries(summary_id) ON DELETE CASCADE,
+      message_id INTEGER NOT NULL REFERENCES messages(message_id) ON DELETE RESTRICT,
+      ordinal INTEGER NOT NULL,
+      PRIMARY KEY (summary_id, message_id)
+    );
+
+CREATE TABLE summary_parents (
+      summary_id TEXT NOT NULL REFERENCES summaries(summary_id) ON DELETE CASCADE,
+      parent_summary_id TEXT NOT NULL REFERENCES summaries(summary_id) ON DELETE RESTRICT,
+      ordinal INTEGER NOT NULL,
+      PRIMARY KEY (summary_id, parent_summary_id)
+    );
+
+CREATE TABLE context_items (
+      conversation_id INTEGER NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      ordinal INTEGER NOT NULL,
+      item_type TEXT NOT NULL CHECK (item_type IN ('message', 'summary')),
+      message_id INTEGER REFERENCES messages(message_id) ON DELETE RESTRICT,
+      summary_id TEXT REFERENCES summaries(summary_id) ON DELETE RESTRICT,
+      created_at TEXT NOT NULL DEFAULT (datetime('now')),
+      PRIMARY KEY (conversation_id, ordinal),
+      CHECK (
+        (item_type = 'message' AND message_id IS NOT NULL AND summary_id IS NULL) OR
+        (item_type = 'summary' AND summary_id IS NOT NULL AND message_id IS NULL)
+      )
+    );
+
+CREATE TABLE large_files (
+      file_id TEXT PRIMARY KEY,
+      conversation_id INTEGER NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      file_name TEXT,
+      mime_type TEXT,
+      byte_size INTEGER,
+      line_count INTEGER,
+      storage_uri TEXT NOT NULL,
+      exploration_summary TEXT,
+      created_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+
+CREATE TABLE conversation_bootstrap_state (
+      conversation_id INTEGER PRIMARY KEY REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      session_file_path TEXT NOT NULL,
+      last_seen_size INTEGER NOT NULL,
+      last_seen_mtime_ms INTEGER NOT NULL,
+      last_processed_offset INTEGER NOT NULL,
+      last_processed_entry_hash TEXT,
+      session_header_id TEXT,
+      last_processed_entry_id TEXT,
+      fork_bounded INTEGER NOT NULL DEFAULT 0,
+      fork_source_message_count INTEGER NOT NULL DEFAULT 0,
+      soft_reset_pruned_at TEXT,
+      updated_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+
+CREATE TABLE conversation_compaction_telemetry (
+      conversation_id INTEGER PRIMARY KEY REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      last_observed_cache_read INTEGER,
+      last_observed_cache_write INTEGER,
+      last_observed_prompt_token_count INTEGER,
+      last_observed_cache_hit_at TEXT,
+      last_observed_cache_break_at TEXT,
+      cache_state TEXT NOT NULL DEFAULT 'unknown'
+        CHECK (cache_state IN ('hot', 'cold', 'unknown')),
+      consecutive_cold_observations INTEGER NOT NULL DEFAULT 0,
+      retention TEXT,
+      last_leaf_compaction_at TEXT,
+      turns_since_leaf_compaction INTEGER NOT NULL DEFAULT 0,
+      tokens_accumulated_since_leaf_compaction INTEGER NOT NULL DEFAULT 0,
+      last_activity_band TEXT NOT NULL DEFAULT 'low'
+        CHECK (last_activity_band IN ('low', 'medium', 'high')),
+      last_api_call_at TEXT,
+      last_cache_touch_at TEXT,
+      provider TEXT,
+      model TEXT,
+      updated_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+
+CREATE TABLE conversation_compaction_maintenance (
+      conversation_id INTEGER PRIMARY KEY REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      pending INTEGER NOT NULL DEFAULT 0,
+      requested_at TEXT,
+      reason TEXT,
+      running INTEGER NOT NULL DEFAULT 0,
+      last_started_at TEXT,
+      last_finished_at TEXT,
+      last_failure_summary TEXT,
+      token_budget INTEGER,
+      current_token_count INTEGER,
+      projected_token_count INTEGER,
+      raw_tokens_outside_tail INTEGER,
+      context_threshold REAL,
+      context_threshold_source TEXT,
+      context_fresh_tail_count INTEGER,
+      context_leaf_chunk_tokens INTEGER,
+      retry_attempts INTEGER NOT NULL DEFAULT 0,
+      next_attempt_after TEXT,
+      resolution_reason TEXT,
+      resolved_at TEXT,
+      maintenance_revision INTEGER NOT NULL DEFAULT 0,
+      updated_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+
+CREATE TABLE focus_briefs (
+      brief_id TEXT PRIMARY KEY,
+      conversation_id INTEGER NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+      session_key TEXT,
+      prompt TEXT NOT NULL,
+      content TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('draft', 'active', 'superseded', 'failed', 'inactive')),
+      token_count INTEGER NOT NULL DEFAULT 0,
+      target_tokens INTEGER NOT NULL DEFAULT 0,
+      covered_latest_at TEXT,
+      covered_message_seq INTEGER,
+      source_context_hash TEXT NOT NULL DEFAULT '',
+      generator_run_id TEXT,
+      generator_session_key TEXT,
+      raw_result_json TEXT,
+      error TEXT,
+      created_at TEXT NOT NULL DEFAULT (datetime('now')),
+      updated_at TEXT NOT NULL DEFAULT (datetime('now')),
+      superseded_at TEXT
+    );
+
+CREATE TABLE focus_brief_sources (
+      brief_id TEXT NOT NULL REFERENCES focus_briefs(brief_id) ON DELETE CASCADE,
+      summary_id TEXT NOT NULL,
+      ordinal INTEGER,
+      role TEXT NOT NULL,
+      created_at TEXT NOT NULL DEFAULT (datetime('now')),
+      PRIMARY KEY (brief_id, summary_id, role)
+    );
+
+CREATE TABLE lcm_migration_state (
+      step_name TEXT NOT NULL,
+      algorithm_version INTEGER NOT NULL,
+      completed_at TEXT NOT NULL DEFAULT (datetime('now')),
+      PRIMARY KEY (step_name, algorithm_version)
+    );
+
+CREATE INDEX messages_conv_seq_idx ON messages (conversation_id, seq);
+
+CREATE INDEX summaries_conv_created_idx ON summaries (conversation_id, created_at);
+
+CREATE INDEX summary_messages_message_idx ON summary_messages (message_id);
+
+CREATE INDEX summary_parents_parent_summary_idx ON summary_parents (parent_summary_id);
+
+CREATE INDEX message_parts_message_idx ON message_parts (message_id);
+
+CREATE INDEX message_parts_type_idx ON message_parts (part_type);
+
+CREATE INDEX context_items_conv_idx ON context_items (conversation_id, ordinal);
+
+CREATE INDEX large_files_conv_idx ON large_files (conversation_id, created_at);
+
+CREATE INDEX bootstrap_state_path_idx
+      ON conversation_bootstrap_state (session_file_path, updated_at);
+
+CREATE INDEX compaction_telemetry_state_idx
+      ON conversation_compaction_telemetry (cache_state, updated_at);
+
+CREATE INDEX focus_briefs_conversation_status_idx
+      ON focus_briefs (conversation_id, status, created_at);
+
+CREATE INDEX focus_brief_sources_summary_idx
+      ON focus_brief_sources (summary_id);
+
+CREATE UNIQUE INDEX conversations_active_session_key_idx
+      ON conversations (session_key)
+      WHERE session_key IS NOT NULL AND active = 1
+    ;
+
+CREATE INDEX conversations_session_key_active_created_idx
+      ON conversations (session_key, active, created_at)
+    ;
+
+CREATE INDEX conversations_session_id_active_created_idx
+      ON conversations (session_id, active, created_at)
+    ;
+
+CREATE INDEX messages_conv_identity_hash_idx ON messages (conversation_id, identity_hash);
+
+CREATE UNIQUE INDEX messages_conv_entry_unique_idx
+         ON messages (conversation_id, transcript_entry_id)
+         WHERE transcript_entry_id IS NOT NULL;
+
+CREATE UNIQUE INDEX messages_stable_event_key_unique
+         ON messages (conversation_id, stable_event_key)
+         WHERE stable_event_key IS NOT NULL;
+
+CREATE INDEX summaries_conv_depth_kind_idx ON summaries (conversation_id, depth, kind);
+"""
+
+
+def js_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def text_part(text: str, role: str, **meta: Any) -> dict[str, Any]:
+    """A string-content part: ``{"originalRole": role}`` metadata (plus extra keys)."""
+    return {"part_type": "text", "text_content": text, "metadata": js_json({"originalRole": role, **meta})}
+
+
+def block_part(block: dict[str, Any], role: str, part_type: str | None = None, **meta: Any) -> dict[str, Any]:
+    """An array-content block stored with ``rawType`` and ``raw`` (tool calls get their columns)."""
+    btype = block.get("type")
+    ptype = part_type or {
+        "text": "text",
+        "thinking": "reasoning",
+        "redacted_thinking": "reasoning",
+        "reasoning": "reasoning",
+        "toolCall": "tool",
+        "tool_use": "tool",
+        "toolUse": "tool",
+        "tool-use": "tool",
+        "functionCall": "tool",
+        "function_call": "tool",
+        "function_call_output": "tool",
+        "tool_result": "tool",
+        "toolResult": "tool",
+    }.get(str(btype), "agent")
+    part: dict[str, Any] = {"part_type": ptype}
+    if isinstance(block.get("text"), str):
+        part["text_content"] = block["text"]
+    elif isinstance(block.get("thinking"), str):
+        part["text_content"] = block["thinking"]
+    if ptype == "tool":
+        cid = block.get("id") or block.get("call_id")
+        if isinstance(cid, str):
+            part["tool_call_id"] = cid
+        if isinstance(block.get("name"), str):
+            part["tool_name"] = block["name"]
+        for key in ("arguments", "input"):
+            if key in block:
+                part["tool_input"] = js_json(block[key])
+                break
+    part["metadata"] = js_json({"originalRole": role, **meta, "rawType": btype, "raw": block})
+    return part
+
+
+class LcmDbWriter:
+    """Writes one LCM database; every insert returns the new row's id."""
+
+    def __init__(self, path: str | Path, *, session_id: str = "test-session") -> None:
+        self.path = Path(path)
+        self.conn = sqlite3.connect(self.path)
+        self.conn.executescript(LCM_SCHEMA)
+        self.conversation_id = self.conversation(session_id)
+        self._seq: dict[int, int] = {}
+        self._ordinal: dict[int, int] = {}
+
+    def close(self) -> None:
+        self.conn.commit()
+        self.conn.close()
+
+    def __enter__(self) -> LcmDbWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def conversation(
+        self, session_id: str, *, active: int = 1, title: str | None = None, created_at: str | None = None
+    ) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO conversations (session_id, active, title, created_at)"
+            " VALUES (?, ?, ?, COALESCE(?, datetime('now')))",
+            (session_id, active, title, created_at),
+        )
+        return int(cur.lastrowid or 0)
+
+    def message(
+        self,
+        role: str,
+        content: str,
+        parts: list[dict[str, Any]] | None = None,
+        *,
+        conversation_id: int | None = None,
+        seq: int | None = None,
+        token_count: int = 0,
+        large_content: str | None = None,
+        sender_metadata: str | None = None,
+        in_context: bool = True,
+        created_at: str = "2026-01-01 00:00:00",
+    ) -> int:
+        """Insert a message (and its parts); by default also append it to the context."""
+        cid = conversation_id or self.conversation_id
+        if seq is None:
+            seq = self._seq.get(cid, 0)
+        self._seq[cid] = max(self._seq.get(cid, 0), seq + 1)
+        cur = self.conn.execute(
+            "INSERT INTO messages (conversation_id, seq, role, content, token_count, large_content,"
+            " openclaw_sender_metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (cid, seq, role, content, token_count, large_content, sender_metadata, created_at),
+        )
+        mid = int(cur.lastrowid or 0)
+        for ordinal, part in enumerate(parts or []):
+            self.part(mid, ordinal, **part)
+        if in_context:
+            self.context_message(mid, conversation_id=cid)
+        return mid
+
+    def part(
+        self,
+        message_id: int,
+        ordinal: int,
+        *,
+        part_type: str = "text",
+        text_content: str | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        tool_input: str | None = None,
+        tool_output: str | None = None,
+        metadata: str | None = None,
+        part_id: str | None = None,
+    ) -> str:
+        pid = part_id or f"part-{uuid.uuid4().hex[:12]}"
+        self.conn.execute(
+            "INSERT INTO message_parts (part_id, message_id, session_id, part_type, ordinal, text_content,"
+            " tool_call_id, tool_name, tool_input, tool_output, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                pid,
+                message_id,
+                "test-session",
+                part_type,
+                ordinal,
+                text_content,
+                tool_call_id,
+                tool_name,
+                tool_input,
+                tool_output,
+                metadata,
+            ),
+        )
+        return pid
+
+    # convenience shapes (what ingest stores for common live messages)
+
+    def user(self, text: str, **kw: Any) -> int:
+        return self.message("user", text, [text_part(text, "user")], **kw)
+
+    def assistant(self, text: str, **kw: Any) -> int:
+        return self.message("assistant", text, [text_part(text, "assistant")], **kw)
+
+    def assistant_blocks(self, blocks: list[dict[str, Any]], content: str = "", **kw: Any) -> int:
+        return self.message("assistant", content, [block_part(b, "assistant") for b in blocks], **kw)
+
+    def tool_result(self, call_id: str, text: str, *, name: str = "read", is_error: bool = False, **kw: Any) -> int:
+        meta = {"toolCallId": call_id, "toolName": name, "isError": is_error}
+        part = block_part({"type": "text", "text": text}, "toolResult", **meta)
+        part["tool_call_id"] = call_id
+        part["tool_name"] = name
+        return self.message("tool", text, [part], **kw)
+
+    def context_message(
+        self, message_id: int, *, ordinal: int | None = None, conversation_id: int | None = None
+    ) -> int:
+        return self._context("message", message_id, None, ordinal, conversation_id)
+
+    def context_summary(
+        self, summary_id: str, *, ordinal: int | None = None, conversation_id: int | None = None
+    ) -> int:
+        return self._context("summary", None, summary_id, ordinal, conversation_id)
+
+    def _context(
+        self, kind: str, message_id: int | None, summary_id: str | None, ordinal: int | None, cid: int | None
+    ) -> int:
+        cid = cid or self.conversation_id
+        if ordinal is None:
+            ordinal = self._ordinal.get(cid, 0)
+        self._ordinal[cid] = max(self._ordinal.get(cid, 0), ordinal + 1)
+        self.conn.execute(
+            "INSERT INTO context_items (conversation_id, ordinal, item_type, message_id, summary_id)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (cid, ordinal, kind, message_id, summary_id),
+        )
+        return ordinal
+
+    def summary(
+        self,
+        summary_id: str,
+        content: str,
+        *,
+        kind: str = "leaf",
+        depth: int = 0,
+        descendant_count: int = 0,
+        earliest_at: str | None = None,
+        latest_at: str | None = None,
+        parents: list[str] | None = None,
+        source_messages: list[int] | None = None,
+        in_context: bool = True,
+        conversation_id: int | None = None,
+    ) -> str:
+        cid = conversation_id or self.conversation_id
+        self.conn.execute(
+            "INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, earliest_at,"
+            " latest_at, descendant_count) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
+            (summary_id, cid, kind, depth, content, earliest_at, latest_at, descendant_count),
+        )
+        for ordinal, parent in enumerate(parents or []):
+            self.conn.execute(
+                "INSERT INTO summary_parents (summary_id, parent_summary_id, ordinal) VALUES (?, ?, ?)",
+                (summary_id, parent, ordinal),
+            )
+        for ordinal, mid in enumerate(source_messages or []):
+            self.conn.execute(
+                "INSERT INTO summary_messages (summary_id, message_id, ordinal) VALUES (?, ?, ?)",
+                (summary_id, mid, ordinal),
+            )
+        if in_context:
+            self.context_summary(summary_id, conversation_id=cid)
+        return summary_id
+
+    def large_file(self, file_id: str, *, byte_size: int | None, summary: str | None = None) -> str:
+        self.conn.execute(
+            "INSERT INTO large_files (file_id, conversation_id, byte_size, storage_uri, exploration_summary)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (file_id, self.conversation_id, byte_size, f"file:///tmp/{file_id}", summary),
+        )
+        return file_id
+
+    def focus_brief(
+        self,
+        brief_id: str,
+        content: str,
+        *,
+        prompt: str = "focus",
+        status: str = "active",
+        token_count: int = 0,
+        target_tokens: int = 0,
+        covered_latest_at: str | None = None,
+        covered_message_seq: int | None = None,
+        created_at: str = "2026-01-01 00:00:00",
+    ) -> str:
+        self.conn.execute(
+            "INSERT INTO focus_briefs (brief_id, conversation_id, prompt, content, status, token_count,"
+            " target_tokens, covered_latest_at, covered_message_seq, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                brief_id,
+                self.conversation_id,
+                prompt,
+                content,
+                status,
+                token_count,
+                target_tokens,
+                covered_latest_at,
+                covered_message_seq,
+                created_at,
+            ),
+        )
+        return brief_id
