@@ -188,6 +188,16 @@ KEPT_OUTCOMES: frozenset[str] = frozenset(
 )
 
 
+def describe_key(key: str) -> str:
+    """How a person names a decision key in a sentence: "item 12" or "live input L4"."""
+    prefix, _, number = key.partition(":")
+    if prefix == "o" and number:
+        return f"item {number}"
+    if prefix == "l" and number:
+        return f"live input L{number}"
+    return key
+
+
 @dataclass(frozen=True, slots=True)
 class TermMatch:
     """One prompt term's share of an item's score (so views can say *why*)."""

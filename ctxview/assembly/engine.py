@@ -33,7 +33,7 @@ from ctxview.assembly.volatile import (
     protected_indexes,
 )
 from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
-from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision
+from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision, describe_key
 
 PROMPT_RECALL_NOT_BUILT: dict[str, Any] = {
     "cueBuilt": False,
@@ -297,6 +297,10 @@ class _EngineTrace:
         key = self.keys[index] if index < len(self.keys) else None
         return key if key is not None else f"assembled #{index}"
 
+    def _asm_name(self, index: int) -> str:
+        """The assembled message at ``index`` as a person names it in a reason."""
+        return describe_key(self._asm_key(index))
+
     def live_decisions(self) -> list[Decision]:
         volatile = self.volatile
         final_pos = {key: i for i, key in enumerate(self.final_keys) if key is not None}
@@ -312,7 +316,10 @@ class _EngineTrace:
             if li in volatile.covered:
                 outcome = "covered"
                 covered_by = self._asm_key(volatile.covered[li])
-                reason = f"volatile input already in the context as {covered_by} (same signature); not appended"
+                reason = (
+                    f"volatile input already in the context as {describe_key(covered_by)} (same signature); "
+                    "not appended"
+                )
             elif li in appended:
                 kind = _volatile_kind(normalized, li == volatile.structural_index)
                 if output_index is None:
@@ -322,7 +329,7 @@ class _EngineTrace:
                     outcome = "appended"
                     where = self._neighbour(output_index)
                     if li in restored:
-                        gone = ", ".join(self._asm_key(i) for i in restored[li].indexes)
+                        gone = ", ".join(self._asm_name(i) for i in restored[li].indexes)
                         reason = f"{kind}: its covering copy was evicted ({gone}), so it is appended {where}"
                     else:
                         reason = f"{kind} not in the stored context: appended {where}"
@@ -359,11 +366,11 @@ class _EngineTrace:
         if output_index == 0:
             return "at the start"
         before = self.final_keys[output_index - 1]
-        return f"after {before}" if before is not None else "after a synthetic tool result"
+        return f"after {describe_key(before)}" if before is not None else "after a synthetic tool result"
 
     def _ignored_reason(self, li: int, message: Any, exact_by_live: dict[int, int]) -> str:
         if li in exact_by_live:
-            return f"already persisted: same message as {self._asm_key(exact_by_live[li])}"
+            return f"already persisted: same message as {self._asm_name(exact_by_live[li])}"
         role = stored_role(message)
         if role not in ("user", "system"):
             return f"{role} message: only user turns can be volatile inputs; assumed persisted"
@@ -389,13 +396,15 @@ class _EngineTrace:
             others = len(first) - 1
             with_others = f" with {others} other input{'s' if others != 1 else ''}" if others else ""
             group = [self._asm_key(i) for i in eviction.indexes]
+            forcing_name = describe_key(forcing)
             for index in eviction.indexes:
                 key = self.keys[index]
                 if key is None:
                     continue
                 partners = [k for k in group if k != key]
                 pair_note = (
-                    f"; evicted together with its tool partner{'s' if len(partners) > 1 else ''} " + ", ".join(partners)
+                    f"; evicted together with its tool partner{'s' if len(partners) > 1 else ''} "
+                    + ", ".join(describe_key(k) for k in partners)
                     if partners
                     else ""
                 )
@@ -403,7 +412,7 @@ class _EngineTrace:
                     outcome="evicted-for-live",
                     evicted_by=forcing,
                     reason=(
-                        f"evicted to make room for live input {forcing}{with_others}: the context came to "
+                        f"evicted to make room for {forcing_name}{with_others}: the context came to "
                         f"{eviction.estimate_after} serialized tokens after this eviction (budget {self.budget})"
                         f"{pair_note}"
                     ),
@@ -435,10 +444,10 @@ class _EngineTrace:
         volatile = self.volatile
         if index in volatile.protected:
             partner = volatile.protected[index]
-            return "fresh tail" if partner is None else f"tool partner of {self._asm_key(partner)}"
+            return "fresh tail" if partner is None else f"tool partner of {self._asm_name(partner)}"
         if index in volatile.exact_protected:
             partner = volatile.exact_protected[index]
-            return "live anchor" if partner is None else f"tool partner of {self._asm_key(partner)}"
+            return "live anchor" if partner is None else f"tool partner of {self._asm_name(partner)}"
         return None
 
     def protected_pairs(self) -> list[tuple[str, str, str]]:

@@ -354,7 +354,7 @@ def test_eviction_names_the_forcing_input_and_pairs() -> None:
         assert update["outcome"] == "evicted-for-live"
         assert update["evicted_by"] == "l:0"
         assert "with 1 other input" in update["reason"]
-    assert "tool partner o:2" in result_.item_updates["o:1"]["reason"]
+    assert "tool partner item 2" in result_.item_updates["o:1"]["reason"]
     assert "o:0" not in [k for k, u in result_.item_updates.items() if u.get("outcome")]
     assert result_.protected_pairs == []
     protected = call(assembled, [first], 100000, protected=[2])

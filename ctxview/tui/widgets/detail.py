@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ctxview.model import Decision, Session, Trace
+from ctxview.model import Decision, Session, Trace, describe_key
 from ctxview.tui.view import clean_block, clean_inline, item_id, message_json, outcome_text, partner, row_class
 
 TEXT_LIMIT = 20_000
@@ -39,7 +39,7 @@ _CLASS_STYLE = {
 
 def _field(label: str, value: Text | str, style: str = "") -> Text:
     line = Text()
-    line.append(f"{label:<10}", style="bold")
+    line.append(f"{label:<10} ", style="bold")
     if isinstance(value, Text):
         line.append_text(value)
     else:
@@ -79,9 +79,9 @@ def describe(trace: Trace, decision: Decision, session: Session | None) -> list[
     if decision.protected:
         parts.append(_field("protected", decision.protected, "yellow"))
     if decision.evicted_by:
-        parts.append(_field("evicted by", f"live input {decision.evicted_by} (made room for it)", "red"))
+        parts.append(_field("evicted by", f"{describe_key(decision.evicted_by)} (made room for it)", "red"))
     if decision.covered_by:
-        parts.append(_field("covered by", f"{decision.covered_by} (already in the context)"))
+        parts.append(_field("covered by", f"{describe_key(decision.covered_by)} (already in the context)"))
     tokens = f"{decision.tokens:,}"
     if decision.serialized_tokens is not None:
         tokens += f"  (serialized {decision.serialized_tokens:,})"
