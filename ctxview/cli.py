@@ -70,6 +70,20 @@ def _add_selection_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timezone", metavar="TZ", help="IANA zone for summary dates (default UTC)")
     parser.add_argument("--reserved", metavar="N", help="tokens reserved for host costs, taken off the budget")
     parser.add_argument(
+        "--scorer",
+        choices=("lcm", "rarity", "roi"),
+        help="relevance scorer: lcm = the reference BM25-lite (default); rarity = term rarity with a title/slug "
+        "bonus; roi = section ROI from a citation log, stubbing low-ROI items",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        choices=("lcm", "unicode"),
+        help="prompt/item terms: lcm = the reference ASCII tokenizer (default); unicode = words in any script "
+        "and CJK character bigrams",
+    )
+    parser.add_argument("--citations", metavar="FILE", help="citation log (JSONL) for --scorer roi")
+    parser.add_argument("--stub-threshold", metavar="X", help="ROI score below which items are stubbed (default 0.3)")
+    parser.add_argument(
         "--stub-large-tool-payloads",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -167,6 +181,10 @@ def resolve_params(args: argparse.Namespace) -> tuple[Params, int | None]:
         "timezone": args.timezone,
         "reserved_tokens": args.reserved,
         "stub_large_tool_payloads": args.stub_large_tool_payloads,
+        "scorer": args.scorer,
+        "tokenizer": args.tokenizer,
+        "citations_path": args.citations,
+        "stub_threshold": args.stub_threshold,
     }
     params = build_params(params, overrides)
     if args.live:

@@ -129,6 +129,16 @@ def _validated(fields: dict[str, Any], *, source: str) -> dict[str, Any]:
             if not isinstance(value, str) or not value:
                 raise InputError(f"{source}: timezone must be a non-empty string such as 'UTC'")
             out[name] = value
+        elif name == "stub_threshold":
+            threshold = _non_negative_number(value, "stub threshold", source)
+            if threshold > 1:
+                raise InputError(f"{source}: stub threshold must be between 0 and 1, not {value!r}")
+            out[name] = float(threshold)
+        elif name == "citations_path":
+            path = Path(str(value))
+            if not path.is_file():
+                raise InputError(f"{source}: citation log not found: {path}")
+            out[name] = str(path)
         elif name == "live_messages":
             out[name] = None if value is None else _live_messages(value, source)
         elif name == "available_tools":

@@ -13,6 +13,7 @@ from typing import Any
 
 from ctxview.assembly.assembler import AssemblerResult, assemble_context, resolve_session
 from ctxview.assembly.engine import EngineResult, reconcile
+from ctxview.assembly.rescoring import Rescorer, is_reference_mode
 from ctxview.model import Decision, Params, RunSummary, Session, Trace
 
 
@@ -22,6 +23,7 @@ class SessionAssembler:
     def __init__(self, session: Session) -> None:
         self.session = session
         self._resolved: dict[str, Any] = {}
+        self._rescorers: dict[tuple[Any, ...], Rescorer] = {}
         self._has_summary_items = any(item.item_type == "summary" for item in session.items)
 
     def resolved(self, timezone: str) -> Any:
@@ -31,6 +33,23 @@ class SessionAssembler:
             cached = resolve_session(self.session, timezone)
             self._resolved[timezone] = cached
         return cached
+
+    def rescorer(self, params: Params) -> Rescorer | None:
+        """The opt-in scorer for these params (None = the reference BM25-lite), built once."""
+        if is_reference_mode(params.scorer, params.tokenizer):
+            return None
+        key = (params.scorer, params.tokenizer, params.citations_path, params.stub_threshold)
+        rescorer = self._rescorers.get(key)
+        if rescorer is None:
+            rescorer = Rescorer(
+                self.session,
+                scorer=params.scorer,
+                tokenizer=params.tokenizer,
+                citations=params.citations_path,
+                stub_threshold=params.stub_threshold,
+            )
+            self._rescorers[key] = rescorer
+        return rescorer
 
     def run(self, params: Params) -> Trace:
         timings: dict[str, float] = {}
@@ -50,6 +69,7 @@ class SessionAssembler:
             stub_large_tool_payloads=params.stub_large_tool_payloads,
             timezone=params.timezone,
             resolved=resolved,
+            rescorer=self.rescorer(params),
         )
         timings["assemble"] = time.perf_counter() - mark
 
@@ -120,7 +140,22 @@ def build_trace(
         elif decision.outcome == "evicted-for-live":
             evicted_for_live += decision.tokens
     scored = [d for d in decisions if d.score is not None]
-    searchable = bool(asm.prompt_terms)
+    prompt_terms = list(asm.prompt_terms)
+    if asm.ranking is not None and isinstance(params.prompt, str):
+        from ctxview.scorers.tokenize import get_tokenizer
+
+        prompt_terms = list(dict.fromkeys(get_tokenizer(params.tokenizer).tokenize(params.prompt)))
+    searchable = bool(prompt_terms)
+    if asm.ranking is not None:
+        run = asm.ranking.run
+        stages["scoring"] = {
+            "scorer": run.name,
+            "tokenizer": params.tokenizer,
+            "stats": run.stats(),
+            "sections": run.table_rows(),
+            "stubbedCount": asm.ranking.stubbed_count,
+            "tokensSaved": asm.ranking.tokens_saved,
+        }
     clamp = stages.get("serializedClamp") or {}
     summary = RunSummary(
         selection_mode=asm.selection_mode,
@@ -138,11 +173,15 @@ def build_trace(
         live_appended_tokens=live_tokens,
         evicted_for_live_tokens=evicted_for_live,
         searchable_prompt=searchable,
-        prompt_terms=tuple(asm.prompt_terms),
+        prompt_terms=tuple(prompt_terms),
         engine_outcome=engine_outcome,
         over_budget=bool(clamp.get("overBudget")) if clamp else asm.estimated_tokens > params.effective_budget,
         clamped=bool(clamp.get("clamped")),
-        low_confidence=searchable and bool(scored) and all(d.score == 0 for d in scored),
+        low_confidence=(
+            asm.ranking.low_confidence
+            if asm.ranking is not None
+            else searchable and bool(scored) and all(d.score == 0 for d in scored)
+        ),
     )
     return Trace(
         params=params,

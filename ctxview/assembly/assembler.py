@@ -20,6 +20,7 @@ from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
 from ctxview.assembly.render import js_template
+from ctxview.assembly.rescoring import Ranking, Rescorer
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, gc_paused, resolve_session, unresolved_reason
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
@@ -58,6 +59,7 @@ class AssemblerResult:
     remaining_budget: int = 0
     prompt_terms: list[str] = field(default_factory=list)
     stub_stats: dict[str, int] = field(default_factory=lambda: {"stubbedCount": 0, "tokensSaved": 0})
+    ranking: Ranking | None = None  # set when an opt-in scorer ranked the evictable items
     _trace_source: Any = field(default=None, repr=False, compare=False)
     _trace_items: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
@@ -164,11 +166,13 @@ def assemble_context(
     stub_large_tool_payloads: bool,
     timezone: str,
     resolved: list[ResolvedItem] | None = None,
+    rescorer: Rescorer | None = None,
 ) -> AssemblerResult:
     """Assemble the context of ``session`` exactly as the reference assembler (§1–§8).
 
     ``resolved`` is the cached output of ``resolve_session(session, timezone)``; it is
     read, never modified, so one resolution serves any number of runs.
+    ``rescorer`` (an opt-in scorer, issue 5) replaces BM25-lite ranking; None is the reference.
     """
     if not session.items:
         return _empty_result()
@@ -185,6 +189,7 @@ def assemble_context(
             prompt_aware_eviction=prompt_aware_eviction,
             stub_large_tool_payloads=stub_large_tool_payloads,
             timezone=timezone,
+            rescorer=rescorer,
         )
 
 
@@ -199,6 +204,7 @@ def _assemble(
     prompt_aware_eviction: bool,
     stub_large_tool_payloads: bool,
     timezone: str,
+    rescorer: Rescorer | None = None,
 ) -> AssemblerResult:
     static = _static(session, resolved, timezone)
     items = static.overlay.items
@@ -224,17 +230,33 @@ def _assemble(
             diag_items = [swap.get(id(item), item) for item in items]
         stub_stats = {"stubbedCount": stubbed.stubbed_count, "tokensSaved": stubbed.tokens_saved}
 
+    # opt-in scorers (not the reference): rank, and for section ROI stub, before the budget sums
+    ranking: Ranking | None = None
+    if rescorer is not None:
+        ranking = rescorer.rank(evictable, prompt)
+        if ranking.stubbed_count:
+            swap = {id(orig): new for orig, new in zip(evictable, ranking.items, strict=True) if orig is not new}
+            diag_items = [swap.get(id(item), item) for item in diag_items]
+        evictable = ranking.items
+
     # §6 budget selection
     focus_tokens = sum(item.tokens for item in focus_items)
     tail_tokens = sum(item.tokens for item in fresh)
     remaining = max(0, token_budget - tail_tokens - focus_tokens)
     terms = distinct_prompt_terms(prompt)
-    scored: list[tuple[float, tuple[TermMatch, ...]]] | None = None
-    if terms:
-        term_key = tuple(terms)
-        scored = [score_item(item, term_key) for item in evictable]
-    use_scores = [s for s, _ in scored] if (scored is not None and prompt_aware_eviction is not False) else None
-    selection = select_evictable(evictable, remaining, scores=use_scores)
+    scored: list[tuple[float | None, tuple[TermMatch, ...]]] | None = None
+    order: list[int] | None = None
+    if ranking is not None:
+        scored = ranking.scored
+        if ranking.order is not None and prompt_aware_eviction is not False:
+            order = ranking.order
+        use_scores = None
+    else:
+        if terms:
+            term_key = tuple(terms)
+            scored = [score_item(item, term_key) for item in evictable]
+        use_scores = [s for s, _ in scored] if (scored is not None and prompt_aware_eviction is not False) else None
+    selection = select_evictable(evictable, remaining, scores=use_scores, order=order)
     kept_evictable = [evictable[i] for i in selection.kept]
     if focus_items:
         selected = sorted(
@@ -302,6 +324,7 @@ def _assemble(
         evictable=evictable,
         selection=selection,
         scored=scored,
+        ranking=ranking,
         cleaned=cleaned,
         repair=repair,
         keys=keys,
@@ -331,6 +354,7 @@ def _assemble(
         remaining_budget=remaining,
         prompt_terms=terms,
         stub_stats=stub_stats,
+        ranking=ranking,
     )
     result._trace_source = (ctx, diag_items)
     return result
@@ -346,7 +370,7 @@ class _Context:
     tail: FreshTail
     evictable: list[ResolvedItem]
     selection: Selection
-    scored: list[tuple[float, tuple[TermMatch, ...]]] | None
+    scored: list[tuple[float | None, tuple[TermMatch, ...]]] | None
     cleaned: Cleaned
     repair: RepairLog
     keys: list[str | None]
@@ -354,6 +378,7 @@ class _Context:
     orphan_set: set[Any]
     duplicate_set: set[Any]
     selected_ids: set[int]
+    ranking: Ranking | None = None
 
 
 def _n(value: int) -> str:
@@ -414,7 +439,8 @@ class _Reasons:
         if mode == "prompt-aware":
             scored = self.ctx.scored
             score = scored[index][0] if scored is not None else 0.0
-            rank = f"score {_score_text(score)} ranked {_nth(sel.rank[index])} of {self.count}"
+            shown = "—" if score is None else _score_text(score)
+            rank = f"score {shown} ranked {_nth(sel.rank[index])} of {self.count}"
             verb = "fit" if kept else "did not fit"
             return (
                 f"{'kept' if kept else 'evicted'}: {rank}; {_n(item.tokens)} tokens {verb} "
@@ -502,6 +528,7 @@ def _decisions(ctx: _Context) -> list[Decision]:
     selected_ids = ctx.selected_ids
     pairs = static.pairs
     scored = ctx.scored
+    ranking = ctx.ranking
     reasons = _Reasons(ctx)
     focus = static.overlay.focus_item
     decisions: list[Decision] = []
@@ -515,17 +542,24 @@ def _decisions(ctx: _Context) -> list[Decision]:
             index = evict_index.get(id(item))
             score: float | None = None
             matched: tuple[TermMatch, ...] = ()
+            label_extra = ""
             if index is not None:
                 segment = "evictable"
                 if scored is not None:
                     score, matched = scored[index]
                 reason = reasons.evictable(index, item, selected)
                 outcome = "kept" if selected else "evicted"
+                if ranking is not None:
+                    label_extra = ranking.labels[index]
+                    note = ranking.notes[index]
+                    reason = f"{reason} ({ranking.run.name}: {note})" if note else reason
                 if item.stub_of is not None:
-                    reason = (
-                        f"stubbed: {_n(canonical.tokens)} → {_n(item.tokens)} tokens (tool output {item.file_id} "
-                        f"replaced by a reference); {reason}"
+                    what = (
+                        f"tool output {item.file_id} replaced by a reference"
+                        if item.file_id is not None
+                        else "below the section-ROI threshold, replaced by a one-line stub"
                     )
+                    reason = f"stubbed: {_n(canonical.tokens)} → {_n(item.tokens)} tokens ({what}); {reason}"
                     if selected:
                         outcome = "stubbed"
             else:
@@ -564,6 +598,7 @@ def _decisions(ctx: _Context) -> list[Decision]:
                     output_index=output_index.get(key),
                     text=item.text,
                     synthetic_result_for=tuple(synthetic.get(key, ())),
+                    label_extra=label_extra,
                 )
             )
         elif tag == "focus":

@@ -30,18 +30,23 @@ def select_evictable(
     remaining: int,
     *,
     scores: Sequence[float] | None,
+    order: Sequence[int] | None = None,
 ) -> Selection:
     """Choose the evictable items to keep; ``scores`` given ⇔ prompt-aware mode applies.
 
     ``scores`` must be None unless ``promptAwareEviction`` is on and the prompt is searchable.
+    ``order`` (evictable indexes, best first) lets an opt-in scorer rank instead of BM25-lite;
+    the greedy walk over it is the reference's.
     """
     total = sum(item.tokens for item in evictable)
     if total <= remaining:
         return Selection("full-fit", list(range(len(evictable))), total, remaining, total)
     n = len(evictable)
-    if scores is not None:
-        # score descending, ties → the more recent (larger index) first; sort is stable under reverse
-        order = sorted(range(n - 1, -1, -1), key=scores.__getitem__, reverse=True)
+    if scores is not None or order is not None:
+        if scores is not None:
+            # score descending, ties → the more recent (larger index) first; sort is stable under reverse
+            order = sorted(range(n - 1, -1, -1), key=scores.__getitem__, reverse=True)
+        assert order is not None
         sel = Selection("prompt-aware", [], 0, remaining, total, [0] * n, [None] * n)
         rank_of = sel.rank
         left = sel.left_before

@@ -9,10 +9,11 @@ assembler's own §6.2 path.  The other scorers reuse this as their "base".
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.assembly.scoring import score_counts
 from ctxview.model import TermMatch
 from ctxview.scorers.base import ScoreDoc, ScoreResult, TextCache, fmt_score
 from ctxview.scorers.tokenize import LCM, Tokenizer, get_tokenizer
@@ -27,22 +28,8 @@ def prompt_terms(prompt: str | None, tokenizer: Tokenizer = LCM) -> tuple[str, .
     return tuple(dict.fromkeys(tokenizer.tokenize(prompt)))
 
 
-def bm25_counts(counts: Mapping[str, int], total: int, terms: Sequence[str]) -> tuple[float, tuple[TermMatch, ...]]:
-    """Score from an item's term counts; ``terms`` are the distinct prompt terms in order.
-
-    The rows are ``TermMatch(term, tf, tf/N)`` for matched terms, in prompt order.
-    """
-    if not terms or total == 0:
-        return 0.0, ()
-    score = 0.0
-    rows: list[TermMatch] = []
-    for term in terms:
-        tf = counts.get(term, 0)
-        if tf > 0:
-            contribution = tf / total
-            score += contribution
-            rows.append(TermMatch(term, tf, contribution))
-    return score, tuple(rows)
+# The reference summation (§6.2) lives in the assembler; every scorer reuses that one piece of code.
+bm25_counts = score_counts
 
 
 def bm25_score(text: str, prompt: str | None, tokenizer: Tokenizer = LCM) -> float:

@@ -12,11 +12,11 @@ reference one cannot see.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ctxview.assembly.resolve import tokenize as _reference_tokenize
 from ctxview.errors import InputError
 
 __all__ = [
@@ -30,13 +30,8 @@ __all__ = [
     "unicode_tokenize",
 ]
 
-# Maximal runs of [a-z0-9] of length ≥ 2 are exactly the pieces §6.2 keeps.
-_LCM_TERM = re.compile(r"[a-z0-9]{2,}")
-
-
-def lcm_tokenize(text: str) -> list[str]:
-    """The reference tokenizer: ``café`` → ``[caf]``, ``数据库`` → ``[]``."""
-    return _LCM_TERM.findall(text.lower())
+# The reference tokenizer is the assembler's own (§6.2): one implementation for both.
+lcm_tokenize = _reference_tokenize
 
 
 # Scripts written without spaces between words, cut into bigrams.
@@ -74,7 +69,7 @@ def unicode_tokenize(text: str) -> list[str]:
     """
     folded = unicodedata.normalize("NFKC", text).lower()
     if folded.isascii():
-        return _LCM_TERM.findall(folded)
+        return _reference_tokenize(folded)
     terms: list[str] = []
     run: list[str] = []
     run_cjk = False
