@@ -289,6 +289,7 @@ class Trace:
     stages: dict[str, Any]  # parity-shaped stage records (assembler, volatileAppend, serializedClamp, …)
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    protected_pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (call key, result key, why)
 
     def by_key(self) -> dict[str, Decision]:
         return {d.key: d for d in self.decisions}

@@ -117,11 +117,13 @@ def build_trace(
         engine_outcome = engine.engine_outcome
         stages: dict[str, Any] = {"assembler": assembler_stage(asm, params), **engine.stages}
         warnings = list(engine.warnings)
+        protected_pairs = list(engine.protected_pairs)
     else:
         final_messages = asm.messages
         final_keys = asm.message_keys
         final_tokens = asm.estimated_tokens
         engine_outcome = "assembler-only"
+        protected_pairs = []
         stages = {"assembler": assembler_stage(asm, params)}
         warnings = []
 
@@ -197,6 +199,7 @@ def build_trace(
         stages=stages,
         warnings=[*session.warnings, *warnings],
         timings=timings,
+        protected_pairs=protected_pairs,
     )
 
 

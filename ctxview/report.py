@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxview.jsjson import js_stringify
-from ctxview.model import Decision, Trace
+from ctxview.model import Decision, Trace, describe_key
 
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "evictable", "live": "live"}
 
@@ -37,6 +37,9 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
             "unresolvedOrdinals": trace.unresolved_ordinals,
             "items": items,
             "liveInputs": live,
+            "protectedPairs": [
+                {"call": call, "result": result, "why": why} for call, result, why in trace.protected_pairs
+            ],
             "summary": _summary_json(trace),
         },
         "warnings": trace.warnings,
@@ -177,6 +180,10 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
             f"{d.segment:<10} {outcome_text(d.outcome):<21} {reason}"
         )
         lines.append(_clip(row, width))
+    if trace.protected_pairs:
+        lines += ["", "protected tool pairs (the engine may not evict them):"]
+        for call, result, why in trace.protected_pairs:
+            lines.append(f"  {describe_key(call)} → {describe_key(result)}: {why}")
     counts = trace.outcome_counts()
     lines += ["", "outcomes: " + ", ".join(f"{outcome_text(k)} {v}" for k, v in sorted(counts.items()))]
     return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""The headless CLI as a user runs it: real processes, exact exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "sample_sessions" / "demo.db"
+DEMO_LIVE = REPO / "sample_sessions" / "demo-live.json"
+
+
+def ctxview(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ctxview", *args], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+
+
+def test_conversations_table_and_json() -> None:
+    table = ctxview("conversations", str(DEMO))
+    assert table.returncode == 0, table.stderr
+    assert "Flaky prod deploy of billing-api 2.14" in table.stdout
+    assert "archived" in table.stdout
+    rows = json.loads(ctxview("conversations", str(DEMO), "--json").stdout)
+    assert [r["conversationId"] for r in rows] == [1, 2]
+    assert rows[0]["contextItemCount"] == 42
+    assert rows[0]["active"] is True and rows[1]["archived"] is True
+
+
+def test_assemble_trace_shows_scores_outcomes_and_reasons() -> None:
+    out = ctxview(
+        "assemble",
+        str(DEMO),
+        "--budget",
+        "2000",
+        "--prompt",
+        "helm rollback",
+        "--prompt-aware",
+        "--fresh-tail-count",
+        "8",
+        "--no-engine",
+        "--format",
+        "trace",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "mode prompt-aware  budget 2,000" in out.stdout
+    assert "terms helm, rollback" in out.stdout
+    assert "── fresh tail (ordinal ≥ 34)" in out.stdout
+    assert " evicted " in out.stdout and " kept " in out.stdout
+    assert "ranked 1st of 34" in out.stdout
+
+
+def test_assemble_with_live_file_shows_appended_input_and_what_it_evicted() -> None:
+    out = ctxview(
+        "assemble",
+        str(DEMO),
+        "--live",
+        str(DEMO_LIVE),
+        "--budget",
+        "2000",
+        "--fresh-tail-count",
+        "8",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    live = data["trace"]["liveInputs"]
+    appended = [entry for entry in live if entry["outcome"] == "appended"]
+    assert [entry["liveIndex"] for entry in appended] == [4, 5]
+    forced = [item for item in data["trace"]["items"] if item["outcome"] == "evicted-for-live"]
+    assert forced and all(item["evictedBy"] == "l:4" for item in forced)
+    assert data["stages"]["volatileAppend"]["appendedMessages"] == 2
+    assert data["trace"]["protectedPairs"] == [
+        {"call": "o:34", "result": "o:35", "why": "fresh tail"},
+        {"call": "o:34", "result": "o:36", "why": "fresh tail"},
+    ]
+    assert data["estimatedTokens"] <= 2000
+
+
+def test_engine_and_bare_assembler_defaults_are_documented_and_applied() -> None:
+    help_text = ctxview("assemble", "--help").stdout
+    assert "budget 128000, fresh-tail count 64" in " ".join(help_text.split())
+    assert "--no-engine" in help_text
+    engine = json.loads(ctxview("assemble", str(DEMO), "--format", "json").stdout)
+    bare = json.loads(ctxview("assemble", str(DEMO), "--no-engine", "--format", "json").stdout)
+    assert engine["stages"]["assembler"]["input"]["freshTailCount"] == 64
+    assert bare["stages"]["assembler"]["input"]["freshTailCount"] == 8
+    assert bare["assemblePath"] == "assembler"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["assemble", "missing.db"], "no such file"),
+        (["assemble", str(DEMO), "--budget", "-5"], "token budget"),
+        (["assemble", str(DEMO), "--budget", "lots"], "token budget"),
+        (["assemble", str(DEMO), "--conversation", "99"], "99"),
+        (["assemble", str(DEMO), "--live", str(REPO / "README.md")], "README.md"),
+        (["assemble", str(DEMO), "--params", str(REPO / "nope.json")], "params file not found"),
+        (["assemble", str(DEMO), "--format", "yaml"], "invalid choice"),
+        (["conversations", str(REPO / "README.md")], "README.md"),
+    ],
+)
+def test_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
+    out = ctxview(*args)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("ctxview: error:")
+    assert message in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_headless_commands_do_not_load_textual() -> None:
+    code = (
+        "import sys; from ctxview.cli import main; "
+        f"main(['assemble', {str(DEMO)!r}, '--format', 'json']); "
+        "print('textual' in sys.modules, file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_database_is_byte_identical_after_every_command(tmp_path: Path) -> None:
+    copy = tmp_path / "demo.db"
+    copy.write_bytes(DEMO.read_bytes())
+    before = copy.read_bytes()
+    for args in (
+        ["conversations", str(copy)],
+        ["assemble", str(copy), "--format", "json", "--live", str(DEMO_LIVE)],
+        ["export", str(copy), "--format", "openai"],
+    ):
+        assert ctxview(*args).returncode == 0
+    assert copy.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.db"]
