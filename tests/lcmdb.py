@@ -550,3 +550,29 @@ class LcmDbWriter:
             ),
         )
         return brief_id
+
+
+def load_session(path: str | Path, conversation_id: int | None = None) -> Any:
+    """Open ``path`` read-only with ctxview's store and load one session."""
+    from ctxview.store import LcmStore
+
+    with LcmStore(path) as store:
+        return store.load_session(conversation_id)
+
+
+def assemble(path: str | Path, **params: Any) -> Any:
+    """Run the reference assembler on a written database (assembler defaults: tail 8, prompt-aware on)."""
+    from ctxview.assembly.assembler import assemble_context
+
+    session = load_session(path)
+    kwargs: dict[str, Any] = {
+        "token_budget": 100_000,
+        "prompt": None,
+        "fresh_tail_count": 8,
+        "fresh_tail_max_tokens": None,
+        "prompt_aware_eviction": True,
+        "stub_large_tool_payloads": False,
+        "timezone": "UTC",
+    }
+    kwargs.update(params)
+    return assemble_context(session, **kwargs)

@@ -359,4 +359,4 @@ def test_eviction_names_the_forcing_input_and_pairs() -> None:
     assert result_.protected_pairs == []
     protected = call(assembled, [first], 100000, protected=[2])
     assert protected.protected_pairs == [("o:1", "o:2", "fresh tail")]
-    assert protected.item_updates["o:1"]["protected"] == "tool partner of o:2"
+    assert protected.item_updates["o:1"]["protected"] == "tool partner of item 2"

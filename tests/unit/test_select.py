@@ -1,0 +1,43 @@
+"""Budget selection modes (spec §6)."""
+
+from __future__ import annotations
+
+from ctxview.assembly.resolve import ResolvedItem
+from ctxview.assembly.select import select_evictable
+
+
+def items(*tokens: int) -> list[ResolvedItem]:
+    return [
+        ResolvedItem(ordinal=i, message={"role": "user", "content": "x"}, tokens=t, is_message=True, text="x")
+        for i, t in enumerate(tokens)
+    ]
+
+
+def test_full_fit_includes_empty() -> None:
+    sel = select_evictable(items(3, 4), 7, scores=[0.1, 0.2])
+    assert (sel.mode, sel.kept, sel.kept_tokens, sel.total) == ("full-fit", [0, 1], 7, 7)
+    assert select_evictable([], 0, scores=None).mode == "full-fit"
+
+
+def test_chronological_stops_at_first_miss() -> None:
+    sel = select_evictable(items(1, 2, 50, 3, 4), 10, scores=None)
+    assert sel.mode == "chronological"
+    assert sel.kept == [3, 4] and sel.kept_tokens == 7
+    assert sel.stop_index == 2
+    assert sel.left_before[4] == 10 and sel.left_before[3] == 6 and sel.left_before[2] == 3
+    assert sel.left_before[1] is None  # never considered
+
+
+def test_prompt_aware_greedy_skips_and_ties_go_to_recent() -> None:
+    sel = select_evictable(items(5, 50, 5, 5), 12, scores=[0.5, 0.9, 0.5, 0.1])
+    # order: 1 (0.9), then the tie 2, 0 (more recent first), then 3
+    assert sel.mode == "prompt-aware"
+    assert sel.rank == [3, 1, 2, 4]
+    assert sel.kept == [0, 2]  # 50 does not fit, later smaller items still do; 3 no longer fits
+    assert sel.kept_tokens == 10
+    assert sel.left_before == [7, 12, 12, 2]
+
+
+def test_explicit_order_uses_the_same_greedy_walk() -> None:
+    sel = select_evictable(items(5, 5, 5), 10, scores=None, order=[2, 0, 1])
+    assert sel.mode == "prompt-aware" and sel.kept == [0, 2]
