@@ -272,6 +272,7 @@ class RunSummary:
     over_budget: bool = False
     clamped: bool = False
     low_confidence: bool = False  # prompt searchable, but every score is zero
+    keyword_only: bool = False  # rarity: every kept evictable item matches the prompt's words only (scorers.md B.2)
 
 
 @dataclass(slots=True)

@@ -7,14 +7,23 @@ every keystroke without re-reading or re-rendering the session.
 
 from __future__ import annotations
 
+import gc
 import time
-from dataclasses import replace
+from copy import copy
 from typing import Any
 
-from ctxview.assembly.assembler import AssemblerResult, assemble_context, resolve_session
+from ctxview.assembly.assembler import (
+    AssemblerResult,
+    assemble_context,
+    message_json,
+    resolve_session,
+    score_summary,
+)
+from ctxview.assembly.decision_list import DecisionList
 from ctxview.assembly.engine import EngineResult, reconcile
 from ctxview.assembly.rescoring import Rescorer, is_reference_mode
-from ctxview.model import Decision, Params, RunSummary, Session, Trace
+from ctxview.assembly.volatile import SerializedCache
+from ctxview.model import Params, RunSummary, Session, Trace
 
 
 class SessionAssembler:
@@ -25,6 +34,9 @@ class SessionAssembler:
         self._resolved: dict[str, Any] = {}
         self._rescorers: dict[tuple[Any, ...], Rescorer] = {}
         self._has_summary_items = any(item.item_type == "summary" for item in session.items)
+        # per-message engine values (serialized tokens, hashes, pairing ids), shared by every run
+        self._engine_memo = SerializedCache(limit=4 * len(session.items) + 4096)
+        self._engine_memo.json = message_json  # type: ignore[method-assign]
 
     def resolved(self, timezone: str) -> Any:
         """Resolved items for a time zone (summary dates depend on it), built once."""
@@ -32,6 +44,10 @@ class SessionAssembler:
         if cached is None:
             cached = resolve_session(self.session, timezone)
             self._resolved[timezone] = cached
+            # the session and its resolution live as long as the assembler and hold no cycles worth
+            # collecting: take them out of the cyclic GC's generations, or every full collection
+            # would walk millions of them in the middle of a keystroke
+            gc.freeze()
         return cached
 
     def rescorer(self, params: Params) -> Rescorer | None:
@@ -87,6 +103,7 @@ class SessionAssembler:
                 available_tools=list(params.available_tools) if params.available_tools is not None else None,
                 context_item_count=len(self.session.items),
                 has_summary_items=self._has_summary_items,
+                memo=self._engine_memo,
             )
             timings["engine"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - started
@@ -101,18 +118,12 @@ def build_trace(
     timings: dict[str, float],
 ) -> Trace:
     """Merge the assembler's item decisions with the engine's effects into one trace."""
-    decisions: list[Decision] = [replace(d) for d in asm.decisions]
-    by_key = {d.key: d for d in decisions}
+    decisions = _own_decisions(asm)
     if engine is not None:
         final_messages = engine.messages
         final_keys = engine.message_keys
-        for key, fields in engine.item_updates.items():
-            decision = by_key.get(key)
-            if decision is not None:
-                for name, value in fields.items():
-                    setattr(decision, name, value)
+        decisions.override_keys(engine.item_updates)
         decisions.extend(engine.live_decisions)
-        by_key.update((d.key, d) for d in engine.live_decisions)
         final_tokens = engine.estimated_tokens
         engine_outcome = engine.engine_outcome
         stages: dict[str, Any] = {"assembler": assembler_stage(asm, params), **engine.stages}
@@ -128,20 +139,35 @@ def build_trace(
         warnings = []
 
     # output positions refer to the final list the model receives
-    for decision in decisions:
+    decisions.reset_field("output_index", None)
+    live = engine.live_decisions if engine is not None else []
+    live_at = {d.key: d for d in live}
+    for decision in live:
         decision.output_index = None
+    positions: dict[str, dict[str, Any]] = {}
     for index, key in enumerate(final_keys):
-        if key is not None and key in by_key:
-            by_key[key].output_index = index
+        if key is None:
+            continue
+        if key in live_at:
+            live_at[key].output_index = index
+        else:
+            positions[key] = {"output_index": index}
+    decisions.override_keys(positions)
 
+    # the assembler never decides "appended" or "evicted-for-live": only engine updates and live inputs do
     live_tokens = 0
     evicted_for_live = 0
-    for decision in decisions:
+    updated = [
+        decisions[i]
+        for i, outcome in decisions.overridden("outcome").items()
+        if outcome in ("appended", "evicted-for-live")
+    ]
+    for decision in [*updated, *live]:
         if decision.outcome == "appended":
             live_tokens += decision.serialized_tokens or decision.tokens
         elif decision.outcome == "evicted-for-live":
             evicted_for_live += decision.tokens
-    scored = [d for d in decisions if d.score is not None]
+    has_scores, all_zero = score_summary(asm)
     prompt_terms = list(asm.prompt_terms)
     if asm.ranking is not None and isinstance(params.prompt, str):
         from ctxview.scorers.tokenize import get_tokenizer
@@ -179,10 +205,15 @@ def build_trace(
         engine_outcome=engine_outcome,
         over_budget=bool(clamp.get("overBudget")) if clamp else asm.estimated_tokens > params.effective_budget,
         clamped=bool(clamp.get("clamped")),
+        keyword_only=(
+            asm.ranking.keyword_only({d.key for d in decisions if d.segment == "evictable" and d.is_kept})
+            if asm.ranking is not None
+            else False
+        ),
         low_confidence=(
             asm.ranking.low_confidence
             if asm.ranking is not None
-            else searchable and bool(scored) and all(d.score == 0 for d in scored)
+            else searchable and has_scores and all_zero
         ),
     )
     return Trace(
@@ -201,6 +232,15 @@ def build_trace(
         timings=timings,
         protected_pairs=protected_pairs,
     )
+
+
+def _own_decisions(asm: AssemblerResult) -> DecisionList:
+    """The trace's own decisions: a fresh lazy list over the run (the assembler result stays as it was)."""
+    base = asm.decisions
+    if isinstance(base, DecisionList):
+        return base.fork()
+    copied = [copy(d) for d in base]
+    return DecisionList(len(copied), lambda start, stop: copied[start:stop])
 
 
 def assembler_stage(asm: AssemblerResult, params: Params) -> dict[str, Any]:

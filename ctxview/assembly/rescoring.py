@@ -40,6 +40,15 @@ class Ranking:
     stubbed_count: int = 0
     tokens_saved: int = 0
 
+    def keyword_only(self, kept_keys: set[str]) -> bool:
+        """Scorers.md B.2: the kept items match the prompt's words, none by term frequency."""
+        if self.run.name != "rarity":
+            return False
+        from ctxview.scorers.rarity import low_confidence
+
+        kept = [r for item, r in zip(self.items, self.run.results, strict=True) if item.key in kept_keys]
+        return low_confidence(kept)
+
     @property
     def low_confidence(self) -> bool:
         """Every evictable item scored zero: the ranking carries no signal."""

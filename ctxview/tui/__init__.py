@@ -31,8 +31,12 @@ def run_tui(
     params: Params,
     live_path: Path | None,
     demo: bool,
+    watch: bool = False,
 ) -> int:
-    """Run the inspector until the user quits; 2 when it cannot start (the message goes to stderr)."""
+    """Run the inspector until the user quits; 2 when it cannot start (the message goes to stderr).
+
+    ``watch``: re-assemble automatically when another process commits to the database.
+    """
     try:
         params = prepare_params(params, live_path, demo)
     except CtxviewError as exc:
@@ -45,6 +49,6 @@ def run_tui(
         conversation_id = DEMO_CONVERSATION_ID
     from ctxview.tui.app import CtxviewApp
 
-    app = CtxviewApp(db_path, conversation_id=conversation_id, params=params, demo=demo)
+    app = CtxviewApp(db_path, conversation_id=conversation_id, params=params, demo=demo, watch=watch)
     app.run()
     return app.return_code or 0

@@ -44,6 +44,7 @@ class CtxviewApp(App[int]):
         params: Params | None = None,
         demo: bool = False,
         show_timings: bool = True,
+        watch: bool = False,
     ) -> None:
         super().__init__()
         self.db_path = db_path
@@ -51,6 +52,7 @@ class CtxviewApp(App[int]):
         self.params = params if params is not None else Params()
         self.demo = demo
         self.show_timings = show_timings
+        self.watch = watch  # --watch: the inspector re-assembles when the database changes
         self._auto_open = True
 
     def on_mount(self) -> None:
@@ -77,7 +79,7 @@ class CtxviewApp(App[int]):
 
     def open_conversation(self, conversation_id: int) -> None:
         if self.db_path is not None and not isinstance(self.screen, InspectorScreen):
-            self.push_screen(InspectorScreen(self.db_path, conversation_id, self.params))
+            self.push_screen(InspectorScreen(self.db_path, conversation_id, self.params, watch=self.watch))
 
     @on(InspectorScreen.BackRequested)
     def _back_to_picker(self, event: InspectorScreen.BackRequested) -> None:
@@ -91,4 +93,4 @@ class CtxviewApp(App[int]):
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())
-        self.notify(f"saved {path}", title="Screenshot")
+        self.notify(f"saved {path}", title="Screenshot", markup=False)

@@ -66,7 +66,7 @@ def item_id(decision: Decision) -> str:
 
 
 RowClass = Literal[
-    "kept", "evicted", "fresh", "protected", "appended", "stripped", "synthetic", "dropped", "live", "focus"
+    "kept", "evicted", "fresh", "protected", "appended", "stripped", "stubbed", "synthetic", "dropped", "live", "focus"
 ]
 
 _CLASS_BY_OUTCOME: dict[str, RowClass] = {
@@ -76,7 +76,7 @@ _CLASS_BY_OUTCOME: dict[str, RowClass] = {
     "evicted": "evicted",
     "evicted-for-live": "evicted",
     "clamped": "evicted",
-    "stubbed": "stripped",
+    "stubbed": "stubbed",  # kept as a one-line stub (section ROI, large tool payloads)
     "tool-calls-stripped": "stripped",
     "prefill-stripped": "stripped",
     "dropped-orphan-calls": "dropped",

@@ -1,4 +1,4 @@
-"""Pinned looks of the picker, inspector and help screens on the demo sample.
+"""Pinned looks of the picker, inspector, ROI view and help screens on the demo sample.
 
 Deterministic: the demo database is rebuilt byte-identically into a temporary
 directory and opened by a relative path, the terminal size is fixed, timings
@@ -80,6 +80,17 @@ def test_inspector_compact_80x24(snap_compare, demo_dir):
 def test_inspector_engine_off_chronological(snap_compare, demo_dir):
     params = replace(DEMO_PARAMS, prompt_aware_eviction=False, engine=False)
     assert snap_compare(make_app(params=params), terminal_size=(160, 48), run_before=settled("G"))
+
+
+def test_inspector_rarity_scorer(snap_compare, demo_dir):
+    """c: the rarity scorer — label column, and the detail pane's term rows adding up to the score."""
+    assert snap_compare(make_app(), terminal_size=(160, 48), run_before=settled("c", "j", "j", "j", "j", "j"))
+
+
+def test_roi_view(snap_compare, demo_dir):
+    """i on the section-ROI scorer: one row per section, bands coloured."""
+    assert snap_compare(make_app(params=replace(DEMO_PARAMS, scorer="roi")), terminal_size=(160, 48),
+                        run_before=settled("i"))
 
 
 def test_help(snap_compare, demo_dir):

@@ -41,6 +41,8 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("0", "reset the budget to the one the inspector opened with"),
             ("t", "prompt-aware eviction on/off"),
             ("l", "engine step (live inputs, serialized clamp) on/off"),
+            ("c", "cycle the scorer: lcm → rarity → roi (or pick one in the scorer selector)"),
+            ("u", "tokenizer lcm ↔ unicode (unicode finds Chinese, Japanese and Korean terms)"),
         ),
     ),
     (
@@ -53,9 +55,27 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("o", "cycle the sort: ordinal → score → tokens"),
             ("p", "jump to the tool-pair partner (tool call ↔ tool result)"),
             ("d", "show / hide the detail and assembled panes on a small terminal"),
-            ("e", "export the assembled messages as JSON"),
+            ("i", "the section-ROI table: every section's band, factors, citations and decision"),
+            ("e", "export dialog: a format, a file, or the clipboard"),
             ("r", "re-read the session from the database (keeps the parameters)"),
             ("b / backspace", "back to the conversation picker"),
+        ),
+    ),
+    (
+        "ROI view (i)",
+        (
+            ("c", "scorer off: switch to roi; on: cycle to the next scorer"),
+            ("u", "tokenizer lcm ↔ unicode"),
+            ("escape / i", "close"),
+        ),
+    ),
+    (
+        "Export dialog (e)",
+        (
+            ("↑ / ↓", "choose the format: native, openai, anthropic, markdown, trace, jsonl"),
+            ("enter", "write the file (asks before replacing an existing one)"),
+            ("ctrl+y", "copy the export to the clipboard (OSC 52: only where the terminal supports it)"),
+            ("escape", "cancel"),
         ),
     ),
 )
@@ -65,11 +85,20 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("fresh tail", "cyan", "one of the newest messages, always kept"),
     ("protected", "yellow bold", "kept and protected as half of a tool call/result pair"),
     ("appended", "magenta bold", "live input appended by the engine step"),
-    ("stripped / stubbed", "yellow", "kept, but tool calls or payload removed"),
+    ("stripped", "yellow", "kept, but tool calls removed"),
+    ("stubbed", "#4fb8c9 italic", "kept as a one-line stub (section ROI below its threshold, or a large tool payload)"),
     ("synthetic", "yellow italic", "kept; a synthetic tool result was added after it"),
     ("evicted", "red", "not selected — the budget ran out (or made room for a live input)"),
     ("dropped", "red dim", "selected but removed in clean-up, or unresolved"),
     ("covered / ignored", "bright_black", "live input already in the context, or not a candidate"),
+)
+
+LABELS: tuple[tuple[str, str, str], ...] = (
+    ("exact", "green", "rarity: the item has the prompt's words and a BM25-lite score"),
+    ("kw", "yellow", "rarity: keyword-only — a substring or a tool/file name matched, BM25-lite is 0"),
+    ("WASTE", "bold red", "section ROI: cited far less than its share of the context (stubbed below the threshold)"),
+    ("LOW", "bold yellow", "section ROI: cited less than its share"),
+    ("MED+", "bold green", "section ROI: earns its tokens"),
 )
 
 SEPARATORS = (
@@ -94,6 +123,10 @@ def help_renderable() -> Table:
         grid.add_row("", "")
     grid.add_row(Text("Outcomes", style="bold underline"), "")
     for name, style, what in LEGEND:
+        grid.add_row(Text(name, style=style), Text(what))
+    grid.add_row("", "")
+    grid.add_row(Text("Scorer labels", style="bold underline"), "")
+    for name, style, what in LABELS:
         grid.add_row(Text(name, style=style), Text(what))
     grid.add_row("", "")
     grid.add_row(Text("Lines", style="bold underline"), "")

@@ -4,6 +4,9 @@ Every edit re-runs the real assembler: a debounced worker (``group="assemble"``,
 exclusive, so a newer edit cancels an older one) runs ``SessionAssembler.run``
 in a thread and the result replaces the row data of the virtual views in
 place.  The session is read in a thread worker that opens its own store.
+With ``watch`` an interval timer polls the database (``ctxview.watch``) in a
+thread and re-reads the session when another process committed, keeping the
+params and the selected item.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.widgets import Footer, Header, Input, Static
 
 from ctxview.errors import CtxviewError
@@ -32,6 +36,7 @@ from ctxview.tui.view import (
     OutcomeDiff,
     SortMode,
     TableLayout,
+    clean_inline,
     diff_outcomes,
     item_id,
     layout_rows,
@@ -47,6 +52,7 @@ from ctxview.tui.widgets.items_table import ItemsTable
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
+    from ctxview.watch import DatabaseWatcher
 
 COMPACT_WIDTH = 120
 COMPACT_HEIGHT = 30
@@ -79,6 +85,9 @@ class InspectorScreen(Screen[None]):
         Binding("t", "toggle_prompt_aware", "Prompt-aware", id="inspector.toggle_prompt_aware"),
         Binding("l", "toggle_engine", "Live", id="inspector.toggle_engine"),
         Binding("o", "cycle_sort", "Sort", id="inspector.cycle_sort"),
+        Binding("c", "cycle_scorer", "Scorer", id="inspector.cycle_scorer"),
+        Binding("u", "toggle_tokenizer", "Tokenizer", show=False, id="inspector.toggle_tokenizer"),
+        Binding("i", "roi_view", "ROI", id="inspector.roi_view"),
         Binding("p", "jump_partner", "Partner", id="inspector.jump_partner"),
         Binding("d", "toggle_side", "Detail", id="inspector.toggle_side"),
         Binding("e", "export", "Export", id="inspector.export"),
@@ -86,7 +95,7 @@ class InspectorScreen(Screen[None]):
         Binding("b,backspace", "back", "Back", id="inspector.back"),
     ]
 
-    def __init__(self, db_path: Path, conversation_id: int | None, params: Params) -> None:
+    def __init__(self, db_path: Path, conversation_id: int | None, params: Params, *, watch: bool = False) -> None:
         super().__init__()
         self.db_path = db_path
         self.conversation_id = conversation_id
@@ -96,6 +105,7 @@ class InspectorScreen(Screen[None]):
         self.assembler: SessionAssembler | None = None
         self.trace: Trace | None = None
         self.diff = OutcomeDiff()
+        self.trace_applied: Signal[Trace] = Signal(self, "trace-applied")  # views on other screens follow it
         self._generation = 0
         self._applied = 0
         self._last_edit = ""
@@ -103,6 +113,13 @@ class InspectorScreen(Screen[None]):
         self._last_invalid: tuple[str, str] | None = None
         self._show_side = False
         self.load_error: str | None = None
+        self.watch = watch
+        self._watcher: DatabaseWatcher | None = None
+        self._polling = False
+        self._watch_reloading = False
+        self._reload_edit = "reload"
+        self._shown_warnings: set[str] = set()
+        self.updates_seen = 0  # reloads triggered by --watch (for tests and scripts)
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -131,6 +148,14 @@ class InspectorScreen(Screen[None]):
         table.focus()
         table.loading = True
         self.load_session()
+        if self.watch:
+            from ctxview.watch import WATCH_INTERVAL
+
+            self.set_interval(WATCH_INTERVAL, self._poll_database, name="watch the database")
+
+    def on_unmount(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
 
     def on_resize(self, event: Resize) -> None:
         self._update_compact(event.size.width, event.size.height)
@@ -148,6 +173,8 @@ class InspectorScreen(Screen[None]):
         from ctxview.pipeline import SessionAssembler
         from ctxview.store import LcmStore
 
+        if self.watch:
+            self._watch_baseline()  # before reading: a commit during the read triggers one more reload
         try:
             with LcmStore(self.db_path) as store:
                 session = store.load_session(self.conversation_id)
@@ -161,6 +188,7 @@ class InspectorScreen(Screen[None]):
         self.app.call_from_thread(self._session_loaded, session, assembler)
 
     def _load_failed(self, message: str) -> None:
+        self._watch_reloading = False
         self.load_error = message
         table = self.query_one(ItemsTable)
         table.loading = False
@@ -170,23 +198,67 @@ class InspectorScreen(Screen[None]):
             error.display = True
             table.display = False
         self.sub_title = f"{self.db_path.name} · error"
-        self.notify(message, title="Cannot load the conversation", severity="error", timeout=8)
+        self.notify(message, title="Cannot load the conversation", severity="error", timeout=8, markup=False)
 
     def _session_loaded(self, session: Session, assembler: SessionAssembler) -> None:
         reloaded = self.session is not None
+        edit, self._reload_edit = self._reload_edit, "reload"
+        watched = self._watch_reloading
+        self._watch_reloading = False
         self.load_error = None
         self.session = session
         self.assembler = assembler
         self.conversation_id = session.conversation.conversation_id
         conv = session.conversation
-        name = conv.title or conv.session_key or conv.session_id or ""
+        name = clean_inline(conv.title or conv.session_key or conv.session_id or "", 80)
         self.sub_title = f"{self.db_path.name} · conversation {conv.conversation_id}" + (f" · {name}" if name else "")
+        if watched:
+            self.updates_seen += 1
+            self.sub_title += f" · updated {time.strftime('%H:%M:%S')}"
         self.query_one("#load-error").display = False
         table = self.query_one(ItemsTable)
         table.display = True
-        for warning in session.warnings[:3]:
-            self.notify(warning, title="Database warning", severity="warning", timeout=6)
-        self.request_assembly("reload" if reloaded else "", debounce=False)
+        fresh = [w for w in session.warnings if w not in self._shown_warnings]
+        self._shown_warnings.update(session.warnings)
+        for warning in fresh[:3]:  # each once: --watch reloads must not repeat them
+            self.notify(warning, title="Database warning", severity="warning", timeout=6, markup=False)
+        self.request_assembly(edit if reloaded else "", debounce=False)
+
+    # --- watching (--watch) ----------------------------------------------------------------
+
+    def _watch_baseline(self) -> None:
+        """Worker thread: open the watcher, or take the current database state as seen."""
+        from ctxview.watch import DatabaseWatcher
+
+        if self._watcher is None:
+            self._watcher = DatabaseWatcher(self.db_path)
+        else:
+            self._watcher.mark()
+
+    def _poll_database(self) -> None:
+        """Interval timer: start one poll unless one, or a reload it caused, is still running."""
+        if self._polling or self._watch_reloading or self._watcher is None:
+            return
+        self._polling = True
+        self._check_database(self._watcher)
+
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _check_database(self, watcher: DatabaseWatcher) -> None:
+        changed = False
+        try:
+            changed = watcher.changed()
+        finally:
+            try:
+                self.app.call_from_thread(self._poll_done, changed)
+            except RuntimeError:  # the app is closing
+                pass
+
+    def _poll_done(self, changed: bool) -> None:
+        self._polling = False
+        if changed and self.is_attached:
+            self._watch_reloading = True
+            self._reload_edit = "database update"
+            self.load_session()
 
     # --- assembling --------------------------------------------------------------------------
 
@@ -209,7 +281,9 @@ class InspectorScreen(Screen[None]):
             result = await asyncio.to_thread(self._run, assembler, params, previous, sort)
         except Exception as exc:  # the assembler failed on these params: keep the last good trace
             if generation == self._generation:
-                self.notify(f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8)
+                self.notify(
+                    f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8, markup=False
+                )
             return
         if generation != self._generation:
             return  # superseded while it ran
@@ -236,6 +310,7 @@ class InspectorScreen(Screen[None]):
         self.query_one(BudgetBar).show(result.trace)
         elapsed = result.elapsed if getattr(self.app, "show_timings", True) else None
         self.query_one(ChangesLine).show(result.diff, result.trace, self._last_edit, elapsed, first)
+        self.trace_applied.publish(result.trace)
 
     @property
     def settled(self) -> bool:
@@ -256,7 +331,7 @@ class InspectorScreen(Screen[None]):
             return
         self._last_invalid = (event.field, event.reason)
         self.notify(f"{event.reason} — still showing the last good result", title=f"Invalid {event.field}",
-                    severity="warning", timeout=4)
+                    severity="warning", timeout=4, markup=False)
 
     @on(Controls.Done)
     def _controls_done(self) -> None:
@@ -356,8 +431,28 @@ class InspectorScreen(Screen[None]):
 
         self.app.push_screen(ExportScreen(self.trace, self.db_path))
 
+    def action_cycle_scorer(self) -> None:
+        from ctxview.tui.scoring_view import next_scorer
+
+        self.action_set_scorer(next_scorer(self.params.scorer))
+
+    def action_set_scorer(self, scorer: str) -> None:
+        self._set_params(replace(self.params, scorer=scorer), "scorer")
+
+    def action_toggle_tokenizer(self) -> None:
+        from ctxview.tui.scoring_view import next_tokenizer
+
+        self._set_params(replace(self.params, tokenizer=next_tokenizer(self.params.tokenizer)), "tokenizer")
+
+    def action_roi_view(self) -> None:
+        from ctxview.tui.screens.roi import RoiScreen
+
+        if not isinstance(self.app.screen, RoiScreen):
+            self.app.push_screen(RoiScreen(self))
+
     def action_reload(self) -> None:
         self.notify("re-reading the database…", timeout=2)
+        self._reload_edit = "reload"
         self.load_session()
 
     class BackRequested(Message):

@@ -109,7 +109,7 @@ class PickerScreen(Screen[None]):
         error = self.query_one("#picker-error", Static)
         error.update(Text(f"{message}\n\nPress r to retry or q to quit."))
         error.display = True
-        self.notify(message, title="Cannot open the database", severity="error", timeout=8)
+        self.notify(message, title="Cannot open the database", severity="error", timeout=8, markup=False)
 
     def _loaded(self, path: Path, conversations: list[ConversationInfo]) -> None:
         self.db_path = path

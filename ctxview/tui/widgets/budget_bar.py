@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from ctxview.model import Trace
+from ctxview.tui.scoring_view import confidence_note, run_label
 
 SEGMENTS: tuple[tuple[str, str], ...] = (
     ("tail", "fresh tail"),
@@ -105,13 +106,16 @@ class BudgetBar(Widget):
         legend.append(f"│ budget {s.token_budget:,}", style="bold")
         if s.reserved_tokens:
             legend.append(f" (effective {s.effective_budget:,})")
+        mode = run_label(self.trace)  # a named scorer or tokenizer: say so before the text gets cut
+        if mode:
+            legend.append(f" · scorer {mode}", style="bold")
         legend.append(f" · {s.selection_mode} · sent {s.final_tokens:,} tok", style=self._style("label"))
         if s.over_budget:
             legend.append("  OVER BUDGET", style=self._style("over"))
         if s.clamped:
             legend.append("  clamped", style=self._style("over"))
-        if s.low_confidence:
-            note = "  low confidence: the prompt matches no item, so selection is by recency"
-            legend.append(note, style=self._style("note"))
+        note = confidence_note(self.trace)  # all scores zero; for rarity also keyword-only kept items
+        if note:
+            legend.append(f"  {note}", style=self._style("note"))
         legend.truncate(width, overflow="ellipsis")
         return Text("\n").join([bar, legend])

@@ -1,4 +1,4 @@
-"""The controls: prompt, token budget, fresh-tail count, reserved tokens, two switches.
+"""The controls: prompt, token budget, fresh-tail count, reserved tokens, two switches, scorer and tokenizer.
 
 Each edit is validated here; a good value becomes new Params (posted as
 ``Controls.ParamsChanged``), a bad one marks its input invalid and posts
@@ -15,11 +15,13 @@ from textual.containers import Horizontal
 from textual.events import Resize
 from textual.message import Message
 from textual.validation import ValidationResult, Validator
-from textual.widgets import Input, Switch
+from textual.widgets import Input, Select, Switch
 
 from ctxview.errors import InputError
 from ctxview.model import Params
+from ctxview.tui.scoring_view import scorer_choice
 from ctxview.tui.view import parse_budget_text, parse_count_text, parse_whole_text
+from ctxview.tui.widgets.scorer_controls import ChoiceSelect, ScorerSelect, TokenizerSelect
 
 
 class _ParseValidator(Validator):
@@ -64,20 +66,21 @@ class Controls(Horizontal):
     Controls {
         height: auto;
         layout: grid;
-        grid-size: 6 1;
-        grid-columns: 1fr 14 10 14 18 17;
+        grid-size: 8 1;
+        grid-columns: 1fr 14 10 14 18 17 13 15;
         grid-rows: 3;
-        & Input, & Switch {
+        & Input, & Switch, & Select {
             border: round $foreground 30%;
             border-title-color: $text-muted;
             background: $surface;
             padding: 0 1;
         }
-        & Input:focus, & Switch:focus { border: round $accent; border-title-color: $foreground; }
+        & Input:focus, & Switch:focus, & Select:focus { border: round $accent; border-title-color: $foreground; }
         & Input.-invalid { border: round $error 70%; border-title-color: $error; }
         & Input.-invalid:focus { border: round $error; }
         & Switch { width: 100%; }
     }
+    Controls.-narrow { grid-columns: 1fr 12 10 10 11 10 13 15; }
     """
 
     class ParamsChanged(Message):
@@ -99,6 +102,8 @@ class Controls(Horizontal):
         "reserved": "reserved",
         "prompt-aware": "prompt-aware",
         "engine": "live inputs",
+        "scorer": "scorer",
+        "tokenizer": "tokenizer",
     }
 
     SHORT_TITLES: ClassVar[dict[str, str]] = {
@@ -108,7 +113,11 @@ class Controls(Horizontal):
         "reserved": "resv",
         "prompt-aware": "aware",
         "engine": "live",
+        "scorer": "scorer",
+        "tokenizer": "tokenizer",
     }
+
+    NARROW_WIDTH: ClassVar[int] = 140  # below it: short titles, narrower cells, more room for the prompt
 
     def __init__(self, params: Params, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -123,6 +132,8 @@ class Controls(Horizontal):
         yield Input(str(p.reserved_tokens), id="reserved", validators=[_ParseValidator(_reserved)])
         yield Switch(p.prompt_aware_eviction, id="prompt-aware")
         yield Switch(p.engine, id="engine")
+        yield ScorerSelect(p.scorer, id="scorer")
+        yield TokenizerSelect(p.tokenizer, id="tokenizer")
 
     def on_mount(self) -> None:
         self._set_titles(self.BORDER_TITLES)
@@ -138,7 +149,9 @@ class Controls(Horizontal):
             self.query_one(f"#{widget_id}").border_title = title
 
     def on_resize(self, event: Resize) -> None:
-        self._set_titles(self.SHORT_TITLES if event.size.width < 120 else self.BORDER_TITLES)
+        narrow = event.size.width < self.NARROW_WIDTH
+        self._set_titles(self.SHORT_TITLES if narrow else self.BORDER_TITLES)
+        self.set_class(narrow, "-narrow")
 
     def set_params(self, params: Params) -> None:
         """Show params changed elsewhere (keys, reload) without echoing them back as edits."""
@@ -158,6 +171,12 @@ class Controls(Horizontal):
                 field.value = value
         self.query_one("#prompt-aware", Switch).value = params.prompt_aware_eviction
         self.query_one("#engine", Switch).value = params.engine
+        for select, value in (
+            (self.query_one("#scorer", ScorerSelect), scorer_choice(params.scorer)),
+            (self.query_one("#tokenizer", TokenizerSelect), params.tokenizer),
+        ):
+            if value in select.names and select.value != value:
+                select.value = value  # its Changed event matches self.params, so it is not an edit
 
     def _parses_to(self, widget_id: str, text: str, params: Params) -> bool:
         try:
@@ -194,6 +213,18 @@ class Controls(Horizontal):
             self._emit(replace(self.params, prompt_aware_eviction=event.value), "prompt-aware")
         elif event.switch.id == "engine":
             self._emit(replace(self.params, engine=event.value), "engine")
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        select = event.select
+        if not isinstance(select, ChoiceSelect) or not isinstance(event.value, str):
+            return
+        if event.value != select.value:
+            return  # stale: changed again since
+        current = getattr(self.params, select.FIELD)
+        if (scorer_choice(current) if select.FIELD == "scorer" else current) == event.value:
+            return  # an echo of set_params, or the same scorer under another name
+        self._emit(replace(self.params, **{select.FIELD: event.value}), select.FIELD)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         # Enter in a field: hand the keyboard back to the table

@@ -9,6 +9,7 @@ as ``rich.text.Text`` pieces, never markup, so stored content shows literally.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -18,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ctxview.model import Decision, Session, Trace, describe_key
+from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
 from ctxview.tui.view import clean_block, clean_inline, item_id, message_json, outcome_text, partner, row_class
 
 TEXT_LIMIT = 20_000
@@ -30,6 +32,7 @@ _CLASS_STYLE = {
     "protected": "yellow bold",
     "appended": "magenta bold",
     "stripped": "yellow",
+    "stubbed": "#4fb8c9 italic",
     "synthetic": "yellow italic",
     "dropped": "red dim",
     "live": "bright_black",
@@ -47,15 +50,70 @@ def _field(label: str, value: Text | str, style: str = "") -> Text:
     return line
 
 
-def highlight_terms(text: str, terms: set[str]) -> Text:
-    """Literal text with every prompt term (as the scorer tokenizes: ``[a-z0-9]+`` runs) highlighted."""
+def highlight_terms(text: str, terms: set[str] | frozenset[str], substrings: Sequence[str] = ()) -> Text:
+    """Literal text with the matched terms highlighted.
+
+    ``terms`` are whole tokens as BM25-lite finds them (``[a-z0-9]+`` runs);
+    ``substrings`` are found anywhere, ignoring case (rarity terms such as
+    ``read_file``, and the CJK bigrams of the unicode tokenizer).
+    """
     result = Text(text)
-    if not terms:
-        return result
-    for match in _WORD.finditer(text.lower()):
-        if match.group() in terms:
+    if terms:
+        for match in _WORD.finditer(text.lower()):
+            if match.group() in terms:
+                result.stylize("bold reverse", match.start(), match.end())
+    for term in substrings:
+        for match in re.finditer(re.escape(term), text, re.IGNORECASE):
             result.stylize("bold reverse", match.start(), match.end())
     return result
+
+
+def _number(value: float) -> str:
+    """A weight without trailing zeros: 1, 0.25, 0.0909."""
+    text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def score_rows(trace: Trace, decision: Decision) -> list[RenderableType]:
+    """The score, then one row per term (count, weight, contribution, what it is) and their sum."""
+    parts: list[RenderableType] = []
+    if decision.score is None:
+        parts.append(_field("score", "not scored", "dim"))
+        return parts
+    line = Text(f"{decision.score:.6f}")
+    mode = run_label(trace)
+    if mode:
+        line.append(f"  {mode}", style="dim")
+    if decision.label_extra:
+        line.append(f" · {clean_inline(label_marker(decision.label_extra), 20)}", style="italic")
+    parts.append(_field("score", line))
+    rows = term_rows(decision)
+    if rows:
+        table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
+        table.add_column("  term", style="bold", no_wrap=True, max_width=28)
+        table.add_column("count", justify="right")
+        table.add_column("weight", justify="right")
+        table.add_column("contribution", justify="right", min_width=12)
+        table.add_column("", style="dim", ratio=1)
+        for row in rows:
+            table.add_row(
+                Text("  " + clean_inline(row.term, 40)),
+                "" if row.count is None else str(row.count),
+                _number(row.weight),
+                f"{row.contribution:.6f}",
+                Text(clean_inline(row.note, 60)),
+            )
+        total = term_total(decision)
+        verdict = (
+            Text("= score", style="dim")
+            if total_matches(decision)
+            else Text(f"≠ score {decision.score:.6f}", style="bold red")
+        )
+        table.add_row(Text("  Σ", style="bold"), "", "", Text(f"{total:.6f}", style="bold"), verdict)
+        parts.append(table)
+    elif trace.summary.searchable_prompt:
+        parts.append(Text("          no prompt term occurs in this item", style="dim"))
+    return parts
 
 
 def describe(trace: Trace, decision: Decision, session: Session | None) -> list[RenderableType]:
@@ -92,26 +150,7 @@ def describe(trace: Trace, decision: Decision, session: Session | None) -> list[
         parts.append(_field("position", f"message {decision.output_index} of {len(trace.messages)} in the context"))
 
     # score and the terms behind it
-    if decision.score is None:
-        parts.append(_field("score", "not scored", "dim"))
-    else:
-        parts.append(_field("score", f"{decision.score:.6f}"))
-        if decision.matched_terms:
-            table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-            table.add_column("  term", style="bold")
-            table.add_column("count", justify="right")
-            table.add_column("contribution", justify="right")
-            table.add_column("", style="dim")
-            for match in decision.matched_terms:
-                table.add_row(
-                    Text("  " + clean_inline(match.term, 40)),
-                    str(match.count),
-                    f"{match.contribution:.6f}",
-                    Text(clean_inline(match.note, 40)),
-                )
-            parts.append(table)
-        elif trace.summary.searchable_prompt:
-            parts.append(Text("          no prompt term occurs in this item", style="dim"))
+    parts.extend(score_rows(trace, decision))
 
     # tool pair
     if decision.pair_with:
@@ -136,10 +175,10 @@ def describe(trace: Trace, decision: Decision, session: Session | None) -> list[
 
     text = decision.text
     if text:
-        terms = {m.term for m in decision.matched_terms}
+        marks = highlights(decision)
         shown = text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT]
         parts.append(Text("\n── text the scorer saw " + "─" * 20, style="dim"))
-        body = highlight_terms(clean_block(shown), terms)
+        body = highlight_terms(clean_block(shown), marks.tokens, marks.substrings)
         if len(text) > TEXT_LIMIT:
             body.append(f"\n… {len(text) - TEXT_LIMIT:,} more characters", style="dim")
         parts.append(body)

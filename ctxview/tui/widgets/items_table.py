@@ -15,6 +15,7 @@ from rich.style import Style
 from textual.message import Message
 
 from ctxview.model import Decision, Trace
+from ctxview.tui.scoring_view import LABEL_WIDTH, has_labels, label_marker, label_tone
 from ctxview.tui.view import (
     OutcomeDiff,
     SortMode,
@@ -35,8 +36,10 @@ _FIXED = (
     ("kind", 12, "<"),
     ("tokens", 7, ">"),
     ("score", 7, ">"),
+    ("label", LABEL_WIDTH, "<"),  # scorer label (exact / kw / ROI band); only when a named scorer ran
     ("outcome", 21, "<"),
 )
+_KIND, _LABEL, _OUTCOME = 2, 5, 6
 
 
 def _cell(text: str, width: int, align: str) -> str:
@@ -68,6 +71,7 @@ class ItemsTable(VirtualList):
             "protected",
             "appended",
             "stripped",
+            "stubbed",
             "synthetic",
             "dropped",
             "live",
@@ -76,6 +80,12 @@ class ItemsTable(VirtualList):
             "changed-up",
             "changed-down",
             "changed",
+            "label-exact",
+            "label-keyword",
+            "label-waste",
+            "label-low",
+            "label-med",
+            "label-muted",
         )
     }
 
@@ -96,6 +106,7 @@ class ItemsTable(VirtualList):
         & > .items-table--protected { color: $text-warning; text-style: bold; }
         & > .items-table--appended { color: $text-secondary; text-style: bold; }
         & > .items-table--stripped { color: $text-warning; }
+        & > .items-table--stubbed { color: #4fb8c9; text-style: italic; }
         & > .items-table--synthetic { color: $text-warning; text-style: italic; }
         & > .items-table--dropped { color: $text-error 70%; }
         & > .items-table--live { color: $text-muted; }
@@ -104,6 +115,12 @@ class ItemsTable(VirtualList):
         & > .items-table--changed-up { background: $success 25%; }
         & > .items-table--changed-down { background: $error 25%; }
         & > .items-table--changed { background: $warning 20%; }
+        & > .items-table--label-exact { color: $text-success; }
+        & > .items-table--label-keyword { color: $text-warning; }
+        & > .items-table--label-waste { color: $text-error; text-style: bold; }
+        & > .items-table--label-low { color: $text-warning; text-style: bold; }
+        & > .items-table--label-med { color: $text-success; text-style: bold; }
+        & > .items-table--label-muted { color: $text-muted; }
     }
     """
 
@@ -125,6 +142,7 @@ class ItemsTable(VirtualList):
         self.table_layout: TableLayout | None = None
         self.diff: OutcomeDiff = OutcomeDiff()
         self.sort: SortMode = "ordinal"
+        self.show_labels = False  # the label column, when the trace comes from a named scorer
 
     # --- data ----------------------------------------------------------------------------
 
@@ -133,6 +151,7 @@ class ItemsTable(VirtualList):
         key = self.selected_key
         self.trace = trace
         self.diff = diff
+        self.show_labels = has_labels(trace)
         self.table_layout = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
         self.set_line_count(len(self.table_layout.lines))
         self._restore(key)
@@ -206,12 +225,14 @@ class ItemsTable(VirtualList):
 
     def _widths(self, width: int) -> list[int]:
         widths = [w for _, w, _ in _FIXED]
-        gaps = len(widths)
+        if not self.show_labels:
+            widths[_LABEL] = 0
+        gaps = sum(1 for w in widths if w > 0)
         rest = width - sum(widths) - gaps
         if rest < 12:  # narrow: shrink kind and outcome before the reason disappears
             shrink = min(12 - rest, 8)
-            widths[2] -= shrink // 2
-            widths[5] -= shrink - shrink // 2
+            widths[_KIND] -= shrink // 2
+            widths[_OUTCOME] -= shrink - shrink // 2
             rest = width - sum(widths) - gaps
         return [*widths, max(0, rest)]
 
@@ -224,7 +245,7 @@ class ItemsTable(VirtualList):
             names[1] = {"ordinal": "item▲", "score": "item", "tokens": "item"}[self.sort]
             names[4] = "score▼" if self.sort == "score" else "score"
             names[3] = "tokens▼" if self.sort == "tokens" else "tokens"
-        text = " ".join(_cell(n, w, a) for n, w, a in zip(names, widths, aligns, strict=True))
+        text = " ".join(_cell(n, w, a) for n, w, a in zip(names, widths, aligns, strict=True) if w > 0)
         return [Segment(set_cell_size(text, width), style)]
 
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
@@ -260,6 +281,7 @@ class ItemsTable(VirtualList):
             (clean_inline(d.label, 40), body),
             (f"{d.tokens:,}", body),
             (format_score(d.score), body),
+            (label_marker(d.label_extra), self.part_style(f"label-{label_tone(d.label_extra)}")),
             (outcome_text(d.outcome), outcome_style + Style(bold=True)),
             (clean_inline(reason, 300), body),
         ]

@@ -1,0 +1,179 @@
+"""``i``: the section-ROI table of the current run, one row per section.
+
+It lists ``stages["scoring"]["sections"]`` as the scorer recorded them:
+the WASTE / LOW / MED+ band, the score against the threshold, the four
+factors C / T / R / S, how often the section was cited and included, its
+items and tokens, the load-or-stub decision and the scorer's own sentence.
+The view follows the inspector: ``c`` and ``u`` switch the scorer and the
+tokenizer there, and every new trace the inspector shows is shown here too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ctxview.model import Trace
+from ctxview.tui.scoring_view import RoiTable, category_tone, is_roi, roi_table, scorer_choice
+from ctxview.tui.view import clean_inline
+
+if TYPE_CHECKING:
+    from ctxview.tui.screens.inspector import InspectorScreen
+
+TONE_STYLE = {"waste": "bold red", "low": "bold yellow", "med": "bold green", "muted": "dim"}
+
+
+def _factor(value: Any) -> str:
+    return "—" if not isinstance(value, (int, float)) else f"{value:.2f}"
+
+
+def _score(value: Any, digits: int = 3) -> str:
+    return "n/a" if not isinstance(value, (int, float)) else f"{value:.{digits}f}"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "—"
+
+
+def off_message(scorer: str, pending: str | None = None) -> Text:
+    """What the view says when the last run did not use the section-ROI scorer."""
+    text = Text()
+    text.append("ROI scorer is off — press c to switch", style="bold")
+    text.append(f"\n\nThe last run used the {scorer or 'lcm'} scorer. ", style="dim")
+    text.append(
+        "The ROI table comes from the section-ROI scorer: it groups items into sections (user, assistant, "
+        "tool:<name>, summary:<kind>), rates each by how often the model cited it (C), the prompt's trigger "
+        "words (T), recency (R) and size (S), and replaces the items of sections below the threshold with "
+        "one-line stubs.",
+        style="dim",
+    )
+    if pending:
+        text.append(f"\n\nswitching to {pending}…", style="italic")
+    return text
+
+
+def roi_renderable(table: RoiTable, pending: str | None = None) -> RenderableType:
+    """The header lines and the table of sections."""
+    if not table.active:
+        return off_message(table.scorer, pending)
+    head = Text()
+    head.append("section ROI", style="bold")
+    if table.threshold is not None:
+        head.append(f" · threshold {table.threshold:.2f}")
+    head.append(f" · {len(table.rows)} section{'s' if len(table.rows) != 1 else ''}")
+    head.append(f" · {table.stubbed:,} item{'s' if table.stubbed != 1 else ''} stubbed, ")
+    head.append(f"{table.tokens_saved:,} tokens saved")
+    source = Text(style="dim")
+    if table.source == "derived" or table.source is None:
+        source.append("citation log: derived from the session's own messages")
+    else:
+        source.append(f"citation log: {clean_inline(table.source, 200)}")
+    if table.cycles is not None:
+        source.append(f" · {table.cycles:,} cycles")
+    if pending:
+        source.append(f"   switching to {pending}…", style="italic")
+
+    grid = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=True, header_style="bold")
+    grid.add_column("section", no_wrap=True, max_width=28)
+    grid.add_column("band", no_wrap=True)
+    grid.add_column("score", justify="right", no_wrap=True)
+    grid.add_column("decision", no_wrap=True)
+    for factor in "CTRS":
+        grid.add_column(factor, justify="right", no_wrap=True)
+    grid.add_column("cited", justify="right", no_wrap=True)
+    grid.add_column("incl", justify="right", no_wrap=True)
+    grid.add_column("ROI", justify="right", no_wrap=True)
+    grid.add_column("items", justify="right", no_wrap=True)
+    grid.add_column("tokens", justify="right", no_wrap=True)
+    grid.add_column("reason", ratio=1, style="dim")
+    for row in table.rows:
+        category = str(row.get("category", "n/a"))
+        decision = str(row.get("decision", ""))
+        grid.add_row(
+            Text(clean_inline(str(row.get("section", "")), 60)),
+            Text(category, style=TONE_STYLE[category_tone(category)]),
+            _score(row.get("score")),
+            Text(decision, style="bold yellow" if decision == "stub" else ""),
+            *(_factor(row.get(factor)) for factor in "CTRS"),
+            _count(row.get("cited")),
+            _count(row.get("included")),
+            _score(row.get("roi"), 2),
+            _count(row.get("items")),
+            _count(row.get("tokens")),
+            Text(clean_inline(str(row.get("reason", "")), 400)),
+        )
+    if not table.rows:
+        return Group(head, source, Text("\nno sections: the run had no evictable items to score", style="dim"))
+    return Group(head, source, grid)
+
+
+class RoiScreen(ModalScreen[None]):
+    """The ROI table of the inspector's current trace; ``c`` / ``u`` switch scorer and tokenizer there."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,i", "close", "Close", id="roi.close"),
+        Binding("c", "switch_scorer", "Scorer", id="roi.switch_scorer"),
+        Binding("u", "toggle_tokenizer", "Tokenizer", id="roi.toggle_tokenizer"),
+    ]
+
+    DEFAULT_CSS = """
+    RoiScreen {
+        align: center middle;
+        & > VerticalScroll {
+            width: 96%;
+            height: auto;
+            max-height: 90%;
+            border: round $accent;
+            background: $surface;
+            padding: 0 1;
+        }
+        & #roi-body { width: 1fr; }
+    }
+    """
+
+    def __init__(self, inspector: InspectorScreen) -> None:
+        super().__init__()
+        self.inspector = inspector
+        self.table = roi_table(inspector.trace)
+        self._pending: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as scroll:
+            scroll.border_title = "section ROI"
+            scroll.border_subtitle = "c scorer · u tokenizer · escape closes"
+            yield Static(roi_renderable(self.table), id="roi-body")
+
+    def on_mount(self) -> None:
+        self.inspector.trace_applied.subscribe(self, self.show)
+
+    def show(self, trace: Trace | None) -> None:
+        """Show a trace the inspector applied."""
+        self.table = roi_table(trace)
+        if trace is not None and self._pending is not None and scorer_choice(trace.params.scorer) == self._pending:
+            self._pending = None
+        self.query_one("#roi-body", Static).update(roi_renderable(self.table, self._pending))
+
+    def action_switch_scorer(self) -> None:
+        """Off: switch straight to ROI (what the message promises); on: cycle on, as ``c`` does everywhere."""
+        if is_roi(self.inspector.params.scorer):
+            self.inspector.action_cycle_scorer()
+        else:
+            self.inspector.action_set_scorer("roi")
+        self._pending = scorer_choice(self.inspector.params.scorer)
+        self.query_one("#roi-body", Static).update(roi_renderable(self.table, self._pending))
+
+    def action_toggle_tokenizer(self) -> None:
+        self.inspector.action_toggle_tokenizer()
+
+    def action_close(self) -> None:
+        self.inspector.trace_applied.unsubscribe(self)
+        self.dismiss(None)
