@@ -107,6 +107,11 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxview {_version()}")
     parser.add_argument("db", nargs="?", help="LCM SQLite database")
     parser.add_argument("--demo", action="store_true", help="open the built-in demo session")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="re-assemble automatically when the database changes (polls its data version, about once a second)",
+    )
     _add_selection_flags(parser)
     return parser
 
@@ -199,11 +204,18 @@ def resolve_params(args: argparse.Namespace) -> tuple[Params, int | None]:
 # --- commands ----------------------------------------------------------------------------
 
 
+def print_notes(warnings: Sequence[str]) -> None:
+    """Say what the store noticed (e.g. opened immutable) on stderr, keeping stdout the data."""
+    for warning in warnings:
+        print(f"ctxview: note: {warning}", file=sys.stderr)
+
+
 def cmd_conversations(args: argparse.Namespace) -> int:
     from ctxview.store import LcmStore
 
     with LcmStore(args.db) as store:
         conversations = store.list_conversations()
+    print_notes(store.warnings)
     if args.json:
         rows = [
             {
@@ -246,6 +258,8 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     with LcmStore(args.db) as store:
         session = store.load_session(conversation)
     trace = SessionAssembler(session).run(params)
+    if args.format not in ("trace", "table", "json"):
+        print_notes(session.warnings)  # the table and JSON carry them; an export does not
     if args.format in ("trace", "table"):
         from ctxview.report import trace_table
 
@@ -285,7 +299,12 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from ctxview.tui import run_tui
 
     return run_tui(
-        db, conversation_id=conversation, params=params, live_path=Path(args.live) if args.live else None, demo=demo
+        db,
+        conversation_id=conversation,
+        params=params,
+        live_path=Path(args.live) if args.live else None,
+        demo=demo,
+        watch=args.watch,
     )
 
 

@@ -152,8 +152,12 @@ def load_export(path: str | Path, label: str | None = None) -> DiffSide:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{file} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise InputError(f"{file} is neither an LCM database nor a ctxview export (not UTF-8 text)") from None
+    except OSError as exc:
         raise InputError(f"cannot read {file}: {exc}") from None
+    if not js_trim(text):
+        raise InputError(f"{file} is empty: neither an LCM database nor a ctxview export")
     try:
         data = js_parse(text)
     except (ValueError, RecursionError):

@@ -148,7 +148,7 @@ def _assemble(
     args: argparse.Namespace, db: Path, params_file: str | None, sessions: dict[tuple[str, int | None], Any]
 ) -> Trace:
     """Run the assembly for one side; a database is read once even when both sides use it."""
-    from ctxview.cli import resolve_params
+    from ctxview.cli import print_notes, resolve_params
     from ctxview.pipeline import SessionAssembler
     from ctxview.store import LcmStore
 
@@ -161,6 +161,7 @@ def _assemble(
     if assembler is None:
         with LcmStore(db) as store:
             assembler = SessionAssembler(store.load_session(conversation))
+        print_notes(assembler.session.warnings)
         sessions[key] = assembler
     return assembler.run(params)
 

@@ -2,17 +2,24 @@
 
 The store opens the file with ``mode=ro`` and ``PRAGMA query_only``, never
 writes (no journal-mode change, no temp tables in the database) and works
-while the agent keeps writing in WAL mode.  A session is read in one bulk
-query per table, so a 100,000-message conversation loads in seconds.  What
-is wrong with a file is said in one sentence (``DatabaseError``).
+while the agent keeps writing in WAL mode.  A WAL database nobody has open
+(no ``-wal``) is read as an immutable snapshot, so that no empty ``-wal`` and
+``-shm`` are left behind; where the ``-shm`` cannot be created (a read-only
+file system) it falls back to ``immutable=1`` with a warning.  A session is
+read in one bulk query per table, so a 100,000-message conversation loads in
+seconds.  What is wrong with a file is said in one sentence
+(``DatabaseError``); rows the assembler cannot use (a missing row, an id
+that is no whole number) are skipped and counted in ``Session.warnings``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,6 +39,7 @@ from ctxview.model import (
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 IMMUTABLE_WARNING = "opened immutable: live changes will not be seen"
+_HEADER_BYTES = 100  # the SQLite file header; bytes 18-19 are 2 for a WAL-mode database
 
 # Tables the assembler cannot work without, and the columns it needs from them.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -67,6 +75,37 @@ def _decode_text(raw: bytes) -> str:
 _TEXT_FACTORY = functools.partial(str, encoding="utf-8", errors="replace")
 
 
+def _int(value: Any) -> int | None:
+    """An INTEGER column as int; None for NULL and for what no whole number can be read from."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdecimal() and len(value) < 30:
+        return int(value.strip())
+    return None
+
+
+def _number(value: Any) -> Any:
+    """A numeric column passed on raw (the renderer applies JS rules to it); a BLOB is read as its text."""
+    return _decode_text(value) if isinstance(value, bytes) else value
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _text(value: Any) -> str | None:
     """A TEXT column as str (BLOBs decoded, numbers printed), None stays None."""
     if value is None or isinstance(value, str):
@@ -82,6 +121,8 @@ class LcmStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.warnings: list[str] = []
+        self.immutable = False  # opened with immutable=1: this connection sees no later commits
+        self._wal_mode = False
         self._check_file()
         self._conn = self._open()
         self._columns: dict[str, set[str]] = {}
@@ -101,13 +142,14 @@ class LcmStore:
             raise DatabaseError(f"{path}: is a directory, not an LCM database file")
         try:
             with path.open("rb") as handle:
-                head = handle.read(len(_SQLITE_MAGIC))
+                head = handle.read(_HEADER_BYTES)
         except OSError as exc:
             raise DatabaseError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
         if not head:
             raise DatabaseError(f"{path}: empty file (0 bytes), not an LCM database")
-        if head != _SQLITE_MAGIC:
+        if head[: len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
             raise DatabaseError(f"{path}: not a SQLite database")
+        self._wal_mode = len(head) >= 20 and 2 in (head[18], head[19])
 
     def _connect(self, immutable: bool) -> sqlite3.Connection:
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
@@ -115,24 +157,52 @@ class LcmStore:
             uri += "&immutable=1"
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.text_factory = _TEXT_FACTORY
-        conn.execute("PRAGMA query_only=ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        try:
+            conn.execute("PRAGMA query_only=ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _open(self) -> sqlite3.Connection:
+        wal = Path(f"{self.path}-wal")
+        if self._wal_mode and not wal.exists():
+            # A WAL database no writer has open: its file is complete, and a plain read-only open
+            # would leave empty -wal and -shm files behind.  Read it as an immutable snapshot
+            # (a new LcmStore, as ``r`` and --watch make, opens normally once a writer appears).
+            try:
+                conn = self._connect(immutable=True)
+            except sqlite3.DatabaseError as exc:
+                raise self._open_error(exc) from exc
+            self.immutable = True
+            return conn
         try:
             return self._connect(immutable=False)
         except sqlite3.DatabaseError as exc:
             message = str(exc).lower()
             if "not a database" in message or "malformed" in message:
-                raise DatabaseError(f"{self.path}: not a SQLite database ({exc})") from exc
+                raise self._open_error(exc) from exc
             # A WAL database in a read-only directory: the -shm cannot be created.
             try:
                 conn = self._connect(immutable=True)
             except sqlite3.Error as exc2:
                 raise DatabaseError(f"{self.path}: cannot be opened read-only ({exc2})") from exc2
-            self.warnings.append(IMMUTABLE_WARNING)
+            self.immutable = True
+            warning = IMMUTABLE_WARNING
+            try:
+                pending = wal.stat().st_size
+            except OSError:
+                pending = 0
+            if pending:
+                warning += f", and its {pending:,}-byte -wal file (the newest commits) is not read"
+            self.warnings.append(warning)
             return conn
+
+    def _open_error(self, exc: sqlite3.DatabaseError) -> DatabaseError:
+        if "malformed" in str(exc).lower():
+            return DatabaseError(f"{self.path}: the SQLite file is damaged ({exc})")
+        return DatabaseError(f"{self.path}: not a SQLite database ({exc})")
 
     def _validate(self) -> None:
         try:
@@ -199,10 +269,12 @@ class LcmStore:
 
     def _conversation_rows(self) -> list[tuple[Any, ...]]:
         t = "conversations"
-        return self._query(
+        rows = self._query(
             f"SELECT conversation_id, session_id, {self._col(t, 'session_key')}, {self._col(t, 'title')}, active, "
             f"{self._col(t, 'archived_at')}, created_at FROM conversations ORDER BY conversation_id"
         )
+        # an id that is no whole number cannot be asked for (--conversation ID): such rows are not listed
+        return [(cid, *rest) for cid, *rest in ((_int(r[0]), *r[1:]) for r in rows) if cid is not None]
 
     def _counts(self, sql: str, params: Sequence[Any] = ()) -> dict[int, int]:
         return {cid: int(n or 0) for cid, n in self._query(sql, params)}
@@ -302,7 +374,8 @@ class LcmStore:
             pass
         try:
             cid = self._pick_conversation(conversation_id)
-            session = self._load(cid)
+            with _gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
+                session = self._load(cid)
             session.data_version = self.data_version()
         finally:
             if in_tx:
@@ -315,16 +388,21 @@ class LcmStore:
 
     def _load(self, cid: int) -> Session:
         info = self._conversation_info(cid)
-        items = [
-            ContextItemRow(ordinal=o, item_type=_text(t) or "", message_id=m, summary_id=_text(s))
-            for o, t, m, s in self._query(
-                "SELECT ordinal, item_type, message_id, summary_id FROM context_items"
-                " WHERE conversation_id = ? ORDER BY ordinal",
-                (cid,),
-            )
-        ]
         warnings: list[str] = []
-        messages = self._load_messages(cid)
+        rows = self._query(
+            "SELECT ordinal, item_type, message_id, summary_id FROM context_items"
+            " WHERE conversation_id = ? ORDER BY ordinal",
+            (cid,),
+        )
+        items = [
+            ContextItemRow(ordinal=o, item_type=_text(t) or "", message_id=_int(m), summary_id=_text(s))
+            for o, t, m, s in ((_int(r[0]), *r[1:]) for r in rows)
+            if o is not None
+        ]
+        if len(items) < len(rows):
+            skipped = _plural(len(rows) - len(items), "context item")
+            warnings.append(f"{skipped} without a whole-number ordinal skipped")
+        messages = self._load_messages(cid, warnings)
         summaries = self._load_summaries(cid)
         large_files = self._load_large_files(cid)
         brief = self._load_focus_brief(cid)
@@ -351,7 +429,7 @@ class LcmStore:
 
     _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"
 
-    def _load_messages(self, cid: int) -> dict[int, MessageRow]:
+    def _load_messages(self, cid: int, warnings: list[str]) -> dict[int, MessageRow]:
         t = "message_parts"
         part_rows = self._query(
             f"SELECT p.message_id, p.part_id, p.part_type, p.ordinal, {self._col(t, 'text_content', 'p')},"
@@ -367,7 +445,7 @@ class LcmStore:
                 PartRow(
                     _text(pid),
                     _text(ptype) or "",
-                    ordinal,
+                    _number(ordinal),
                     _text(text),
                     _text(call_id),
                     _text(name),
@@ -385,18 +463,25 @@ class LcmStore:
             (cid,),
         )
         messages: dict[int, MessageRow] = {}
-        for mid, seq, role, content, tokens, created, large, sender in rows:
+        unreadable = 0
+        for raw_mid, raw_seq, role, content, tokens, created, large, sender in rows:
+            mid, seq = _int(raw_mid), _int(raw_seq)
+            if mid is None or seq is None:
+                unreadable += 1  # its context item stays unresolved, as for a missing row
+                continue
             messages[mid] = MessageRow(
                 mid,
                 seq,
                 _text(role) or "",
                 _text(content) or "",
-                tokens,
+                _number(tokens),
                 _text(created),
                 _text(large),
                 _text(sender),
-                tuple(parts.get(mid, ())),
+                tuple(parts.get(raw_mid, ())),
             )
+        if unreadable:
+            warnings.append(f"{_plural(unreadable, 'message')} without a whole-number id or seq skipped")
         return messages
 
     def _load_summaries(self, cid: int) -> dict[str, SummaryRow]:
@@ -439,8 +524,8 @@ class LcmStore:
             " WHERE sm.summary_id IN (SELECT sid FROM reach) GROUP BY sm.summary_id",
             (cid,),
         ):
-            if max_seq is not None:
-                direct[_text(sid) or ""] = max_seq
+            if _int(max_seq) is not None:
+                direct[_text(sid) or ""] = _int(max_seq)
         sources: dict[str, list[int]] = {}
         for sid, mid in self._query(
             "SELECT sm.summary_id, sm.message_id FROM summary_messages sm"
@@ -455,12 +540,12 @@ class LcmStore:
             summaries[sid] = SummaryRow(
                 summary_id=sid,
                 kind=_text(kind) or "",
-                depth=depth,
+                depth=_number(depth),
                 content=_text(content) or "",
-                token_count=tokens,
+                token_count=_number(tokens),
                 earliest_at=_text(earliest),
                 latest_at=_text(latest),
-                descendant_count=desc if desc is not None else 0,
+                descendant_count=_number(desc) if desc is not None else 0,
                 created_at=_text(created),
                 file_ids=_text(file_ids),
                 model=_text(model),
@@ -483,7 +568,7 @@ class LcmStore:
             (cid,),
         )
         return {
-            _text(fid) or "": LargeFileRow(_text(fid) or "", _text(name), _text(mime), size, _text(summary))
+            _text(fid) or "": LargeFileRow(_text(fid) or "", _text(name), _text(mime), _number(size), _text(summary))
             for fid, name, mime, size, summary in rows
         }
 
@@ -507,10 +592,10 @@ class LcmStore:
             prompt=_text(prompt),
             content=_text(content) or "",
             status=_text(status) or "",
-            token_count=tokens,
-            target_tokens=target,
+            token_count=_number(tokens),
+            target_tokens=_number(target),
             covered_latest_at=_text(covered_at),
-            covered_message_seq=covered_seq,
+            covered_message_seq=_number(covered_seq),
             created_at=_text(created),
         )
 

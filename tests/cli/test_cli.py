@@ -139,3 +139,23 @@ def test_database_is_byte_identical_after_every_command(tmp_path: Path) -> None:
         assert ctxview(*args).returncode == 0
     assert copy.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.db"]
+
+
+def test_tui_flags_reach_the_inspector(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxview.tui
+    from ctxview.cli import main
+
+    seen: dict[str, object] = {}
+
+    def fake_run_tui(db, **kwargs):
+        seen.update(kwargs, db=db)
+        return 0
+
+    monkeypatch.setattr(ctxview.tui, "run_tui", fake_run_tui)
+    assert main([str(DEMO), "--watch", "--conversation", "2", "--budget", "5000", "--prompt", "x"]) == 0
+    assert seen["db"] == DEMO and seen["watch"] is True and seen["conversation_id"] == 2
+    params = seen["params"]
+    assert params.token_budget == 5000 and params.prompt == "x" and params.fresh_tail_count == 64  # type: ignore[attr-defined]
+    assert main([]) == 0  # no database: the demo, on its debugging conversation, prompt-aware
+    assert seen["demo"] is True and seen["db"] is None
+    assert seen["params"].prompt_aware_eviction is True  # type: ignore[attr-defined]
