@@ -27,7 +27,7 @@ from ctxview.export_cli import (
 )
 from ctxview.model import Params
 
-SUBCOMMANDS = ("conversations", "assemble", "export", "diff", "sample")
+SUBCOMMANDS = ("conversations", "assemble", "export", "diff", "sweep", "sample")
 
 DEFAULTS_HELP = (
     "Defaults follow the reference engine: budget 128000, fresh-tail count 64, no fresh-tail token cap, "
@@ -156,6 +156,14 @@ def _subcommand_parser(name: str) -> argparse.ArgumentParser:
         add_diff_arguments(parser)
         _add_selection_flags(parser)
         return parser
+    if name == "sweep":
+        from ctxview.sweep_cli import SWEEP_DESCRIPTION, add_sweep_arguments
+
+        parser = _Parser(prog="ctxview sweep", description=SWEEP_DESCRIPTION, epilog=DEFAULTS_HELP)
+        parser.add_argument("db", help="LCM SQLite database")
+        _add_selection_flags(parser)
+        add_sweep_arguments(parser)
+        return parser
     parser = _Parser(prog="ctxview sample", description="Write a deterministic sample LCM database.")
     parser.add_argument("out", help="path of the database to write")
     parser.add_argument("--kind", choices=("demo", "medium", "large"), default="demo")
@@ -273,6 +281,12 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_sweep(args: argparse.Namespace) -> int:
+    from ctxview.sweep_cli import run_sweep
+
+    return run_sweep(args)
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     from ctxview.samples import build_sample
 
@@ -346,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "assemble": cmd_assemble,
                 "export": cmd_export,
                 "diff": run_diff,
+                "sweep": _run_sweep,
                 "sample": cmd_sample,
             }[name]
             return command(args)

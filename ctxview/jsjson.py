@@ -226,10 +226,14 @@ def _default(value: Any) -> Any:
 def js_stringify(value: Any) -> str:
     """``JSON.stringify(value)``: compact, insertion key order, raw non-ASCII."""
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=True)
-    except ValueError:  # pragma: no cover - circular reference; DB data has none
-        raise
-    if "NaN" in text or "Infinity" in text:
+        # allow_nan=False fails exactly when a non-finite float is present (JSON.stringify writes null),
+        # so text that merely mentions "NaN" or "Infinity" no longer sends the whole value through a copy
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=False)
+    except ValueError:
+        try:
+            json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=True)
+        except ValueError:  # pragma: no cover - circular reference; DB data has none
+            raise
         text = _fix_non_finite(value)
     if _ENCODED_OPEN in text:
         text = _SENTINEL_RE.sub(lambda m: json.loads('"' + m.group(1) + '"'), text)

@@ -296,7 +296,10 @@ class Trace:
         return {d.key: d for d in self.decisions}
 
     def outcome_counts(self) -> dict[str, int]:
+        # a lazy decision list (ctxview.assembly.decision_list) answers from its outcome column
+        reader = getattr(self.decisions, "column", None)
+        outcomes = reader("outcome") if reader is not None else [d.outcome for d in self.decisions]
         counts: dict[str, int] = {}
-        for d in self.decisions:
-            counts[d.outcome] = counts.get(d.outcome, 0) + 1
+        for outcome in outcomes:
+            counts[outcome] = counts.get(outcome, 0) + 1
         return counts

@@ -50,6 +50,16 @@ class SessionAssembler:
             gc.freeze()
         return cached
 
+    def prepare(self, timezone: str = "UTC") -> None:
+        """Build what the first prompt would otherwise build: the resolution and its term index.
+
+        The TUI calls this in a background thread once the first trace is on screen,
+        so the first searchable keystroke does not pay for indexing the session.
+        """
+        from ctxview.assembly.assembler import term_index
+
+        term_index(self.resolved(timezone), self.session, timezone)
+
     def rescorer(self, params: Params) -> Rescorer | None:
         """The opt-in scorer for these params (None = the reference BM25-lite), built once."""
         if is_reference_mode(params.scorer, params.tokenizer):

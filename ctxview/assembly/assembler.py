@@ -11,10 +11,13 @@ view ever has to re-derive a decision.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
+from ctxview.assembly.decision_list import DecisionList
 from ctxview.assembly.diagnostics import overflow_diagnostics
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
@@ -26,6 +29,7 @@ from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
 from ctxview.assembly.select import Selection, select_evictable
 from ctxview.assembly.stubs import apply_stub_substitution
+from ctxview.assembly.termindex import IndexedScores, TermIndex
 from ctxview.assembly.tool_pairs import (
     RepairLog,
     fresh_tail_protection_hashes,
@@ -33,7 +37,7 @@ from ctxview.assembly.tool_pairs import (
     sanitize_tool_use_result_pairing_keyed,
 )
 from ctxview.jsjson import js_stringify
-from ctxview.model import ContextItemRow, Decision, Session, TermMatch
+from ctxview.model import ContextItemRow, Decision, Session, TermMatch, describe_key
 
 __all__ = ["AssemblerResult", "ResolvedItem", "assemble_context", "resolve_session"]
 
@@ -97,6 +101,8 @@ class _Static:
     pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
     unresolved_rows: list[ContextItemRow]
     plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
+    labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
+    tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
     context_ordinals: list[int]
 
 
@@ -149,7 +155,18 @@ def _static(session: Session, resolved: list[ResolvedItem], timezone: str) -> _S
             plan.append(("covered", item))
         else:
             plan.append(("item", item))
-    static = _Static(overlay, all_results, pairs, unresolved_rows, plan, [row.ordinal for row in session.items])
+    labels = {id(item): _item_label(item) for item in resolved}
+    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in resolved if item.call_ids or item.result_id}
+    static = _Static(
+        overlay=overlay,
+        all_results=all_results,
+        pairs=pairs,
+        unresolved_rows=unresolved_rows,
+        plan=plan,
+        labels=labels,
+        tool_ids=tool_ids,
+        context_ordinals=[row.ordinal for row in session.items],
+    )
     if cache is not None:
         cache[key] = static
     return static
@@ -208,16 +225,24 @@ def _assemble(
 ) -> AssemblerResult:
     static = _static(session, resolved, timezone)
     items = static.overlay.items
-    raw_count = sum(1 for item in items if item.is_message)
-    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
-    stats = {"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)}
+    shape = _shape(static, resolved)
+    stats = dict(shape.stats)
 
     # §5 fresh tail
     tail = resolve_fresh_tail(items, fresh_tail_count, fresh_tail_max_tokens)
     orphan_ordinal: float = math.inf if tail.start is None else tail.start
-    focus_items = [item for item in items if item.is_focus_brief]
-    fresh = [item for item in items if not item.is_focus_brief and item.ordinal >= orphan_ordinal]
-    evictable = [item for item in items if not item.is_focus_brief and item.ordinal < orphan_ordinal]
+    focus_items = list(shape.focus_items)
+    # items are in ordinal order: the tail is a suffix, the evictable items the prefix before it
+    cut = bisect_left(shape.ordinals, orphan_ordinal)
+    if not shape.ordinals and items:
+        fresh = [item for item in items if not item.is_focus_brief and item.ordinal >= orphan_ordinal]
+        evictable = [item for item in items if not item.is_focus_brief and item.ordinal < orphan_ordinal]
+    elif focus_items:
+        fresh = [item for item in items[cut:] if not item.is_focus_brief]
+        evictable = [item for item in items[:cut] if not item.is_focus_brief]
+    else:
+        fresh = items[cut:]
+        evictable = items[:cut]
 
     # §10.2 stubs (evictable only), before the budget sums
     stub_stats = {"stubbedCount": 0, "tokensSaved": 0}
@@ -252,10 +277,23 @@ def _assemble(
             order = ranking.order
         use_scores = None
     else:
+        use_scores = None
         if terms:
-            term_key = tuple(terms)
-            scored = [score_item(item, term_key) for item in evictable]
-        use_scores = [s for s, _ in scored] if (scored is not None and prompt_aware_eviction is not False) else None
+            indexed = _indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
+            if indexed is not None:
+                scored = indexed  # type: ignore[assignment]  # a lazy sequence of (score, matched terms)
+                if prompt_aware_eviction is not False:
+                    order = indexed.order()
+            else:  # no term index yet (a one-shot run): score every item directly
+                term_key = tuple(terms)
+                # a term is a run of [a-z0-9] in the lowercased text, so an item whose lowercased text
+                # contains none of them as a substring scores exactly 0 with no match (no tokenizing needed)
+                scored = [
+                    score_item(item, term_key) if any(t in item.text.lower() for t in term_key) else _NO_SCORE
+                    for item in evictable
+                ]
+                if prompt_aware_eviction is not False:
+                    use_scores = [s for s, _ in scored]
     selection = select_evictable(evictable, remaining, scores=use_scores, order=order)
     kept_evictable = [evictable[i] for i in selection.kept]
     if focus_items:
@@ -276,13 +314,7 @@ def _assemble(
     )
 
     # §7.5 / §8 hashes
-    by_message = {id(e.item.message): e.item for e in cleaned.entries}
-
-    def json_of(message: Any) -> str:
-        item = by_message.get(id(message))
-        if item is not None and item.message is message:
-            return item.message_json()
-        return js_stringify(message)
+    json_of = message_json
 
     fresh_keys = {item.key for item in fresh}
     evict_msgs = [e.message for e in cleaned.entries if e.segment == EVICTABLE]
@@ -308,7 +340,7 @@ def _assemble(
         "preSanitizeFreshTailCount": len(fresh_msgs),
         "preSanitizeEvictableHash": h16_of_jsons(evict_jsons),
         "preSanitizeFreshTailHash": h16_of_jsons(fresh_jsons),
-        "preSanitizeFreshTailMessageHashes": [h16_of_jsons([j]) for j in fresh_jsons],
+        "preSanitizeFreshTailMessageHashes": [_h16_alone(j) for j in fresh_jsons],
         "freshTailProtectionMessageHashes": protection,
         "preSanitizeMessagesHash": h16_of_jsons(cleaned_jsons),
         "finalMessagesHash": h16_of_jsons(json_of(m) for m in messages),
@@ -333,7 +365,8 @@ def _assemble(
         duplicate_set=set(repair.duplicate_results),
         selected_ids=selected_ids,
     )
-    decisions = _decisions(ctx)
+    ctx.plan_index = _plan_index(static, resolved)
+    decisions = _lazy_decisions(ctx)
     result = AssemblerResult(
         messages=messages,
         message_keys=keys,
@@ -379,6 +412,8 @@ class _Context:
     duplicate_set: set[Any]
     selected_ids: set[int]
     ranking: Ranking | None = None
+    plan_index: _PlanIndex | None = None  # static per-position columns (lazy decisions)
+    prep: Any = None  # per-run state shared by the chunks of ``_decisions``
 
 
 def _n(value: int) -> str:
@@ -509,22 +544,48 @@ def _post_outcome(ctx: _Context, key: str) -> tuple[str, str] | None:
     return None
 
 
-def _decisions(ctx: _Context) -> list[Decision]:
+@dataclass(slots=True)
+class _Prep:
+    """Per-run lookups every chunk of decisions needs (built on the first chunk)."""
+
+    output_index: dict[str, int]
+    evict_index: dict[int, int]
+    effective: dict[int, ResolvedItem]
+    touched: set[str]
+
+
+def _prep(ctx: _Context) -> _Prep:
+    prep = ctx.prep
+    if prep is None:
+        prep = ctx.prep = _Prep(
+            output_index={key: i for i, key in enumerate(ctx.keys) if key is not None},
+            evict_index={id(item): i for i, item in enumerate(ctx.evictable)},
+            effective={id(item.stub_of): item for item in ctx.evictable if item.stub_of is not None},
+            touched=(
+                set(ctx.cleaned.stripped_calls)
+                | ctx.cleaned.dropped_orphan_calls
+                | set(ctx.cleaned.dropped_empty)
+                | set(ctx.repair.dropped_assistants)
+                | ctx.orphan_set
+                | ctx.duplicate_set
+                | set(ctx.repair.calls_removed)
+            ),
+        )
+    return prep
+
+
+def _decisions(ctx: _Context, start: int = 0, stop: int | None = None) -> list[Decision]:
+    """The decisions of plan positions ``start:stop`` (all by default), built fresh."""
     static = ctx.static
-    output_index = {key: i for i, key in enumerate(ctx.keys) if key is not None}
-    evict_index = {id(item): i for i, item in enumerate(ctx.evictable)}
-    effective = {id(item.stub_of): item for item in ctx.evictable if item.stub_of is not None}
-    touched = (
-        set(ctx.cleaned.stripped_calls)
-        | ctx.cleaned.dropped_orphan_calls
-        | set(ctx.cleaned.dropped_empty)
-        | set(ctx.repair.dropped_assistants)
-        | ctx.orphan_set
-        | ctx.duplicate_set
-        | set(ctx.repair.calls_removed)
-    )
+    prep = _prep(ctx)
+    output_index = prep.output_index
+    evict_index = prep.evict_index
+    effective = prep.effective
+    touched = prep.touched
     moved = ctx.repair.moved_after_results
     synthetic = ctx.repair.synthetic
+    labels = static.labels
+    tool_ids = static.tool_ids
     selected_ids = ctx.selected_ids
     pairs = static.pairs
     scored = ctx.scored
@@ -533,7 +594,8 @@ def _decisions(ctx: _Context) -> list[Decision]:
     focus = static.overlay.focus_item
     decisions: list[Decision] = []
     append = decisions.append
-    for tag, obj in static.plan:
+    plan = static.plan if start == 0 and stop is None else static.plan[start:stop]
+    for tag, obj in plan:
         if tag == "item":
             canonical: ResolvedItem = obj
             item = effective.get(id(canonical), canonical) if effective else canonical
@@ -571,7 +633,7 @@ def _decisions(ctx: _Context) -> list[Decision]:
                 if post is not None:
                     outcome, reason = post
             elif selected and key in moved:
-                reason = f"{reason}; moved after the tool results of {moved[key]}"
+                reason = f"{reason}; moved after the tool results of {describe_key(moved[key])}"
             summary = item.summary
             append(
                 Decision(
@@ -579,7 +641,7 @@ def _decisions(ctx: _Context) -> list[Decision]:
                     ordinal=item.ordinal,
                     live_index=None,
                     kind="message" if item.is_message else "summary",
-                    label=_item_label(item),
+                    label=labels.get(id(canonical)) or _item_label(item),
                     role=item.message.get("role"),
                     source_role=item.source_role,
                     message_id=item.message_id,
@@ -594,10 +656,10 @@ def _decisions(ctx: _Context) -> list[Decision]:
                     outcome=outcome,  # type: ignore[arg-type]
                     reason=reason,
                     pair_with=pairs.get(id(canonical), ()),
-                    tool_call_ids=item.call_ids or ((item.result_id,) if item.result_id else ()),
+                    tool_call_ids=tool_ids.get(id(canonical), ()),
                     output_index=output_index.get(key),
                     text=item.text,
-                    synthetic_result_for=tuple(synthetic.get(key, ())),
+                    synthetic_result_for=tuple(synthetic[key]) if key in synthetic else (),
                     label_extra=label_extra,
                 )
             )
@@ -730,3 +792,376 @@ def _trace_items(ctx: _Context, diag_items: list[ResolvedItem]) -> list[dict[str
             }
         )
     return out
+
+
+# --- lazy decisions: the same decisions, built when read; whole columns without building them ---------
+
+
+@dataclass(slots=True)
+class _PlanIndex:
+    """Per-position facts of the decision plan that no parameter changes (cached per resolved list)."""
+
+    keys: list[str]
+    ordinals: list[int]
+    kinds: list[str]
+    tokens: list[int]  # canonical item tokens (stub substitution overrides them per run)
+    fixed: list[str | None]  # outcome of focus / covered / unresolved positions; None for items
+    is_item: list[bool]
+    position: dict[int, int]  # id(canonical item or focus item) → position
+    index_of_key: dict[str, int]
+    unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
+
+
+def _plan_index(static: _Static, resolved: list[ResolvedItem]) -> _PlanIndex:
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"plan-index:{id(static)}"
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is static:
+            return hit[1]
+    keys: list[str] = []
+    ordinals: list[int] = []
+    kinds: list[str] = []
+    tokens: list[int] = []
+    fixed: list[str | None] = []
+    is_item: list[bool] = []
+    position: dict[int, int] = {}
+    unresolved: list[tuple[int, int]] = []
+    for tag, obj in static.plan:
+        pos = len(keys)
+        if tag == "unresolved":
+            row: ContextItemRow = obj
+            keys.append(f"o:{row.ordinal}")
+            ordinals.append(row.ordinal)
+            kinds.append(row.item_type if row.item_type in ("message", "summary") else "message")
+            tokens.append(0)
+            fixed.append("unresolved")
+            is_item.append(False)
+            unresolved.append((pos, row.ordinal))
+            continue
+        item: ResolvedItem = obj
+        keys.append(item.key)
+        ordinals.append(item.ordinal)
+        tokens.append(item.tokens)
+        if tag == "item":
+            kinds.append("message" if item.is_message else "summary")
+            fixed.append(None)
+            is_item.append(True)
+            position[id(item)] = pos
+        elif tag == "focus":
+            kinds.append("focus")
+            fixed.append("focus")
+            is_item.append(False)
+            position[id(item)] = pos
+        else:
+            kinds.append("summary")
+            fixed.append("replaced-by-focus")
+            is_item.append(False)
+    index_of_key = {k: pos for pos, k in enumerate(keys)}  # the last wins, as a dict built from the list
+    plan_index = _PlanIndex(keys, ordinals, kinds, tokens, fixed, is_item, position, index_of_key, unresolved)
+    if cache is not None:
+        cache[key] = (static, plan_index)
+    return plan_index
+
+
+class _Columns:
+    """Whole-trace columns of one run, computed without building a Decision (same values, tested)."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.pi = ctx.plan_index
+        self._items: dict[int, ResolvedItem] | None = None
+
+    def _first_fresh(self) -> int:
+        """First plan position whose ordinal is in the fresh tail (plan ordinals never decrease)."""
+        start = self.ctx.tail.start
+        if start is None:
+            return len(self.pi.keys)
+        return bisect_left(self.pi.ordinals, start)
+
+    def _exceptions(self) -> dict[int, ResolvedItem]:
+        """Positions whose item is not the canonical one or not where the ordinal says (stubs)."""
+        if self._items is None:
+            items: dict[int, ResolvedItem] = {}
+            effective = _prep(self.ctx).effective
+            if effective:
+                position = self.pi.position
+                plan = self.ctx.static.plan
+                for stub in self.ctx.evictable:
+                    if stub.stub_of is None:
+                        continue
+                    root = stub
+                    while root.stub_of is not None:
+                        root = root.stub_of
+                    pos = position.get(id(root))
+                    if pos is not None and plan[pos][0] == "item":
+                        items[pos] = effective.get(id(root), root)
+            self._items = items
+        return self._items
+
+    def _evictable_at(self, pos: int, item: ResolvedItem) -> int | None:
+        return _prep(self.ctx).evict_index.get(id(item))
+
+    def segment(self) -> list[Any]:
+        pi = self.pi
+        out: list[Any] = ["focus" if f is not None else "evictable" for f in pi.fixed]
+        first = self._first_fresh()
+        is_item = pi.is_item
+        for pos in range(first, len(out)):
+            if is_item[pos]:
+                out[pos] = "fresh-tail"
+        for pos, item in self._exceptions().items():
+            out[pos] = "evictable" if self._evictable_at(pos, item) is not None else "fresh-tail"
+        tail = self.ctx.tail
+        for pos, ordinal in pi.unresolved:
+            out[pos] = "fresh-tail" if tail.is_fresh(ordinal) else "evictable"
+        return out
+
+    def selected(self) -> list[Any]:
+        pi = self.pi
+        out: list[Any] = [f == "focus" for f in pi.fixed]
+        position = pi.position
+        plan = self.ctx.static.plan
+        exceptions = self._exceptions()
+        for item in self._selected_items():
+            pos = position.get(id(item))
+            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
+                out[pos] = True
+        selected_ids = self.ctx.selected_ids
+        for pos, item in exceptions.items():
+            out[pos] = id(item) in selected_ids
+        return out
+
+    def _selected_items(self) -> list[ResolvedItem]:
+        ctx = self.ctx
+        kept = [ctx.evictable[i] for i in ctx.selection.kept]
+        first = self._first_fresh()
+        plan = ctx.static.plan
+        fresh = [plan[pos][1] for pos in range(first, len(plan)) if self.pi.is_item[pos]]
+        return kept + fresh
+
+    def outcome(self) -> list[Any]:
+        ctx = self.ctx
+        pi = self.pi
+        out: list[Any] = [f if f is not None else "evicted" for f in pi.fixed]
+        first = self._first_fresh()
+        is_item = pi.is_item
+        for pos in range(first, len(out)):
+            if is_item[pos]:
+                out[pos] = "fresh-tail"
+        position = pi.position
+        plan = ctx.static.plan
+        exceptions = self._exceptions()
+        for index in ctx.selection.kept:
+            item = ctx.evictable[index]
+            pos = position.get(id(item))
+            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
+                out[pos] = "kept"
+        selected_ids = ctx.selected_ids
+        for pos, item in exceptions.items():
+            if self._evictable_at(pos, item) is None:
+                out[pos] = "fresh-tail"
+            elif id(item) in selected_ids:
+                out[pos] = "stubbed" if item.stub_of is not None else "kept"
+            else:
+                out[pos] = "evicted"
+        touched = _prep(ctx).touched
+        if touched:
+            index_of_key = pi.index_of_key
+            for key in touched:
+                pos = index_of_key.get(key)
+                if pos is None:
+                    continue
+                tag, obj = plan[pos]
+                if tag == "focus":
+                    post = _post_outcome(ctx, key)
+                elif tag == "item":
+                    item = exceptions.get(pos, obj)
+                    post = _post_outcome(ctx, key) if id(item) in selected_ids else None
+                else:
+                    post = None
+                if post is not None:
+                    out[pos] = post[0]
+        return out
+
+    def tokens(self) -> list[Any]:
+        out: list[Any] = list(self.pi.tokens)
+        for pos, item in self._exceptions().items():
+            out[pos] = item.tokens
+        return out
+
+    def score(self) -> list[Any]:
+        ctx = self.ctx
+        out: list[Any] = [None] * len(self.pi.keys)
+        scored = ctx.scored
+        if scored is None:
+            return out
+        position = self.pi.position
+        plan = ctx.static.plan
+        exceptions = self._exceptions()
+        for index, item in enumerate(ctx.evictable):
+            pos = position.get(id(item))
+            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
+                out[pos] = scored[index][0]
+        evict_index = _prep(ctx).evict_index
+        for pos, item in exceptions.items():
+            index = evict_index.get(id(item))
+            out[pos] = scored[index][0] if index is not None else None
+        return out
+
+
+def _lazy_decisions(ctx: _Context) -> DecisionList:
+    pi = ctx.plan_index
+    assert pi is not None
+    columns = _Columns(ctx)
+    count = len(pi.keys)
+    return DecisionList(
+        count,
+        lambda start, stop: _decisions(ctx, start, stop),
+        columns={
+            "key": lambda: pi.keys,
+            "ordinal": lambda: pi.ordinals,
+            "live_index": lambda: [None] * count,
+            "kind": lambda: pi.kinds,
+            "segment": columns.segment,
+            "selected": columns.selected,
+            "outcome": columns.outcome,
+            "tokens": columns.tokens,
+            "score": columns.score,
+        },
+        index_of_key=lambda: pi.index_of_key,
+    )
+
+
+def score_summary(asm: AssemblerResult) -> tuple[bool, bool]:
+    """(some decision has a score, every such score is 0) — what ``low_confidence`` reads, without decisions."""
+    source = asm._trace_source
+    decisions = asm.decisions
+    if source is None or not isinstance(decisions, DecisionList):
+        scores = [d.score for d in decisions if d.score is not None]
+        return bool(scores), all(s == 0 for s in scores)
+    ctx: _Context = source[0]
+    if ctx.scored is None:
+        return False, True
+    if asm.stub_stats.get("stubbedCount"):  # stub substitution: read the column, exactly as the decisions have it
+        scores = [s for s in decisions.column("score") if s is not None]
+        return bool(scores), all(s == 0 for s in scores)
+    scores = [s for s, _ in ctx.scored if s is not None] if ctx.ranking is not None else None
+    if scores is not None:
+        return bool(scores), all(s == 0 for s in scores)
+    if isinstance(ctx.scored, IndexedScores):
+        return len(ctx.scored) > 0, not ctx.scored.positive
+    return bool(ctx.scored), not any(s for s, _ in ctx.scored)
+
+
+_NO_SCORE: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
+
+
+def _indexed_scores(
+    resolved: list[ResolvedItem],
+    static: _Static,
+    evictable: list[ResolvedItem],
+    terms: tuple[str, ...],
+    *,
+    stubbed: bool,
+    build: bool = False,
+) -> IndexedScores | None:
+    """BM25-lite scores of the evictable items through the session's term index.
+
+    The index is built by ``build=True`` (``SessionAssembler.prepare``) or by the second
+    searchable prompt on the same resolved list; before that (a one-shot CLI run) the
+    answer is None and the caller scores items directly, which is cheaper for one run.
+    """
+    items = static.overlay.items
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"term-index:{id(items)}"
+    index: TermIndex | None = None
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is items:
+            index = hit[1]
+    if index is None:
+        if not build:
+            if cache is None:
+                return None
+            asked = cache.get(f"term-asks:{id(items)}", 0) + 1
+            cache[f"term-asks:{id(items)}"] = asked
+            if asked < 2:
+                return None
+        index = TermIndex(items)
+        if cache is not None:
+            cache[key] = (items, index)
+    focus = static.overlay.focus_item
+    focus_position = index.position.get(id(focus)) if focus is not None else None
+    copies = [i for i, item in enumerate(evictable) if item.stub_of is not None] if stubbed else []
+    return IndexedScores(evictable, terms, index, items, focus_position=focus_position, copies=copies)
+
+
+def term_index(session_resolved: list[ResolvedItem], session: Session, timezone: str) -> TermIndex:
+    """Build (or return) the term index of a resolved list now, e.g. in a background thread after loading."""
+    static = _static(session, session_resolved, timezone)
+    indexed = _indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
+    assert indexed is not None
+    return indexed.index
+
+
+@dataclass(slots=True)
+class _Shape:
+    """Counts and ordinals of the overlay items (parameter independent, cached per resolved list)."""
+
+    stats: dict[str, int]
+    focus_items: tuple[ResolvedItem, ...]
+    ordinals: list[int]
+
+
+def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"shape:{id(static)}"
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is static:
+            return hit[1]
+    items = static.overlay.items
+    raw_count = sum(1 for item in items if item.is_message)
+    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
+    ordinals = [item.ordinal for item in items]
+    if any(a > b for a, b in pairwise(ordinals)):
+        ordinals = []  # not in ordinal order (a hand-made session): no prefix/suffix shortcut
+    shape = _Shape(
+        stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
+        focus_items=tuple(item for item in items if item.is_focus_brief),
+        ordinals=ordinals,
+    )
+    if cache is not None:
+        cache[key] = (static, shape)
+    return shape
+
+
+# JSON.stringify of every message object the hashes have seen (clean-up's normalized copies are cached
+# on their items, so the same objects come back run after run); bounded, objects held so ids stay valid
+_JSON: dict[int, tuple[Any, str]] = {}
+_JSON_LIMIT = 400_000
+
+
+def message_json(message: Any) -> str:
+    """``JSON.stringify(message)``, cached per message object."""
+    hit = _JSON.get(id(message))
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    text = js_stringify(message)
+    if len(_JSON) >= _JSON_LIMIT:
+        _JSON.clear()
+    _JSON[id(message)] = (message, text)
+    return text
+
+
+_H16_ALONE: dict[str, str] = {}  # JSON text of one message → h16 of the list holding it (fresh-tail hashes)
+
+
+def _h16_alone(json_text: str) -> str:
+    value = _H16_ALONE.get(json_text)
+    if value is None:
+        if len(_H16_ALONE) >= 100_000:
+            _H16_ALONE.clear()
+        value = _H16_ALONE[json_text] = h16_of_jsons([json_text])
+    return value

@@ -110,11 +110,16 @@ def top_contributors(
     return rows
 
 
-def overflow_diagnostics(
-    resolved: Sequence[ResolvedItem], selected: Sequence[ResolvedItem], token_budget: int
-) -> dict[str, Any]:
-    """§8 ``overflowDiagnostics`` (focus items count with the summaries here)."""
-    selected_ordinals = {item.ordinal for item in selected}
+# The parts of the diagnostics that only depend on the resolved list, for the last few lists seen
+# (keyed by identity; the list itself is held so that its id cannot be reused while cached).
+_STATIC: dict[int, tuple[Sequence[ResolvedItem], dict[str, Any]]] = {}
+_STATIC_LIMIT = 8
+
+
+def _static_part(resolved: Sequence[ResolvedItem]) -> dict[str, Any]:
+    hit = _STATIC.get(id(resolved))
+    if hit is not None and hit[0] is resolved and len(resolved) == hit[1]["totalContextItems"]:
+        return hit[1]
     raw_tokens = raw_count = summary_tokens = summary_count = 0
     for item in resolved:
         if item.is_message:
@@ -123,19 +128,52 @@ def overflow_diagnostics(
         else:
             summary_tokens += item.tokens
             summary_count += 1
-    selected_raw = sum(1 for item in selected if item.is_message)
-    return {
-        "tokenBudget": token_budget,
+    part: dict[str, Any] = {
         "totalContextTokens": raw_tokens + summary_tokens,
         "rawMessageTokens": raw_tokens,
         "summaryTokens": summary_tokens,
         "rawMessageCount": raw_count,
         "summaryCount": summary_count,
         "totalContextItems": len(resolved),
-        "selectedRawMessageCount": selected_raw,
-        "selectedSummaryCount": len(selected) - selected_raw,
         "duplicateRefClusters": duplicate_ref_clusters(resolved),
         "duplicateMessageClusters": duplicate_message_clusters(resolved),
-        "topMessageContributors": top_contributors(resolved, selected_ordinals, True),
-        "topSummaryContributors": top_contributors(resolved, selected_ordinals, False),
+        # the top five by tokens: which ones were selected is the only per-run part
+        "topMessages": top_contributors(resolved, set(), True),
+        "topSummaries": top_contributors(resolved, set(), False),
+    }
+    if len(_STATIC) >= _STATIC_LIMIT:
+        _STATIC.pop(next(iter(_STATIC)))
+    _STATIC[id(resolved)] = (resolved, part)
+    return part
+
+
+def _copy_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: (list(v) if isinstance(v, list) else v) for k, v in row.items()} for row in rows]
+
+
+def overflow_diagnostics(
+    resolved: Sequence[ResolvedItem], selected: Sequence[ResolvedItem], token_budget: int
+) -> dict[str, Any]:
+    """§8 ``overflowDiagnostics`` (focus items count with the summaries here)."""
+    part = _static_part(resolved)
+    selected_ordinals = {item.ordinal for item in selected}
+    selected_raw = sum(1 for item in selected if item.is_message)
+    top_messages = _copy_rows(part["topMessages"])
+    top_summaries = _copy_rows(part["topSummaries"])
+    for row in (*top_messages, *top_summaries):
+        row["selected"] = row["ordinal"] in selected_ordinals
+    return {
+        "tokenBudget": token_budget,
+        "totalContextTokens": part["totalContextTokens"],
+        "rawMessageTokens": part["rawMessageTokens"],
+        "summaryTokens": part["summaryTokens"],
+        "rawMessageCount": part["rawMessageCount"],
+        "summaryCount": part["summaryCount"],
+        "totalContextItems": part["totalContextItems"],
+        "selectedRawMessageCount": selected_raw,
+        "selectedSummaryCount": len(selected) - selected_raw,
+        "duplicateRefClusters": _copy_rows(part["duplicateRefClusters"]),
+        "duplicateMessageClusters": _copy_rows(part["duplicateMessageClusters"]),
+        "topMessageContributors": top_messages,
+        "topSummaryContributors": top_summaries,
     }

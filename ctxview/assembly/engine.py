@@ -87,8 +87,12 @@ def reconcile(
     max_assembly_token_budget: int | None = None,
     conversation_id: int | None = None,
     session_id: str | None = None,
+    memo: SerializedCache | None = None,
 ) -> EngineResult:
-    """§9.2: the engine's post-assembly reconciliation, with a trace of its effects."""
+    """§9.2: the engine's post-assembly reconciliation, with a trace of its effects.
+
+    ``memo`` carries per-message values (serialized tokens, hashes, pairing ids) from one run to the next.
+    """
     live = list(live_messages or [])
     host_separate = prompt is not None and available_tools is not None
     context = _LogContext(conversation_id, session_id)
@@ -116,6 +120,7 @@ def reconcile(
             budget,
             host_separate,
             context,
+            memo,
         )
     except Exception as exc:  # §9.2: any failure falls back to the bounded live transcript
         result = _bounded_fallback("error", live, budget, host_separate, assembled_keys, context)
@@ -153,9 +158,10 @@ def _assembled_result(
     budget: int,
     host_separate: bool,
     context: _LogContext,
+    memo: SerializedCache | None = None,
 ) -> EngineResult:
-    tokens = SerializedCache()
-    seeds = protected_indexes(assembled, protection_hashes)
+    tokens = memo if memo is not None else SerializedCache()
+    seeds = protected_indexes(assembled, protection_hashes, tokens.h16)
     volatile = append_volatile_inputs(
         assembled,
         assembler_estimate,
@@ -291,7 +297,7 @@ class _EngineTrace:
         self.final_keys = final_keys
         self.budget = budget
         self.tokens = tokens
-        self.pairs = PairIndex.build(assembled)
+        self.pairs = PairIndex.build(assembled, tokens)
 
     def _asm_key(self, index: int) -> str:
         key = self.keys[index] if index < len(self.keys) else None

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.assembly.resolve import CALL_TYPES, ResolvedItem, block_call_id, block_type, message_result_id
+from ctxview.assembly.resolve import CALL_TYPES, ResolvedItem, block_call_id, block_type
 from ctxview.assembly.tool_pairs import THINKING_LIKE_TYPES, is_blank_text_block
 from ctxview.jsjson import js_trim
 
@@ -130,15 +130,25 @@ def clean_selected(
     """§7.1 → §7.2 → §7.3 over the selected items (ordinal order)."""
     selected_results: dict[str, list[int]] = {}
     for item in selected:
-        rid = message_result_id(item.message)
+        rid = item.result_id  # message_result_id(item.message), computed when the item was built
         if rid:
             selected_results.setdefault(rid, []).append(item.ordinal)
     result = Cleaned([])
+    entries = result.entries
     for item in selected:
         segment = FRESH if item.ordinal in fresh_ordinals and not item.is_focus_brief else EVICTABLE
-        message, stripped, touched = strip_orphan_calls(
-            item.message, item.ordinal, orphan_stripping_ordinal, selected_results, all_results
-        )
+        original = item.message
+        call_ids = item.call_ids
+        if call_ids and all(_answered_later(selected_results.get(cid), item.ordinal) for cid in call_ids):
+            message, stripped, touched = original, [], False  # every call is answered by a later selected result
+        elif call_ids:
+            message, stripped, touched = strip_orphan_calls(
+                original, item.ordinal, orphan_stripping_ordinal, selected_results, all_results
+            )
+        else:  # no call block with an id: only an assistant with empty list content is affected
+            content = original.get("content")
+            touched = original.get("role") == "assistant" and isinstance(content, list) and not content
+            message, stripped = (None if touched else original), []
         if touched:
             result.removed_tool_use_block_count += 1
             result.touched_assistant_message_count += 1
@@ -147,12 +157,27 @@ def clean_selected(
         if message is None:
             result.dropped_orphan_calls.add(item.key)
             continue
-        normalized = normalize_assistant(message)
-        reason = empty_reason(normalized)
+        if message is original:
+            cached = item._clean
+            if cached is None:
+                cached = item._clean = _normalize_and_check(message)
+            normalized, reason = cached
+        else:
+            normalized, reason = _normalize_and_check(message)
         if reason is not None:
-            if reason == "empty content" and normalized is not message:
-                reason = "only blank text"
             result.dropped_empty[item.key] = reason
             continue
-        result.entries.append(Entry(normalized, item, segment))
+        entries.append(Entry(normalized, item, segment))
     return result
+
+
+def _answered_later(ordinals: Sequence[int] | None, ordinal: int) -> bool:
+    return ordinals is not None and any(o > ordinal for o in ordinals)
+
+
+def _normalize_and_check(message: Any) -> tuple[Any, str | None]:
+    normalized = normalize_assistant(message)
+    reason = empty_reason(normalized)
+    if reason == "empty content" and normalized is not message:
+        reason = "only blank text"
+    return normalized, reason

@@ -125,24 +125,27 @@ class PartMeta:
         return self.decoded if isinstance(self.decoded, dict) else {}
 
 
+def _nes(rec: dict[str, Any], key: str) -> str | None:
+    value = rec.get(key)
+    return value if value.__class__ is str and value else None
+
+
 def part_meta(part: PartRow) -> PartMeta:
     decoded = _decode_object(part.metadata)
-    rec = decoded if isinstance(decoded, dict) else {}
-
-    def nes(key: str) -> str | None:
-        value = rec.get(key)
-        return value if _non_empty_str(value) else None
-
-    only = rec.get("topLevelReasoningOnly")
-    return PartMeta(
-        decoded=decoded,
-        original_role=nes("originalRole"),
-        raw_type=nes("rawType"),
-        raw=rec.get("raw", MISSING),
-        reasoning_field=nes("topLevelReasoningField"),
-        reasoning_content=nes("topLevelReasoningContent"),
-        reasoning_only=only if isinstance(only, bool) else None,
-    )
+    if isinstance(decoded, dict):
+        rec = decoded
+        only = rec.get("topLevelReasoningOnly")
+        field = rec.get("topLevelReasoningField")
+        return PartMeta(
+            decoded,
+            _nes(rec, "originalRole"),
+            _nes(rec, "rawType"),
+            rec.get("raw", MISSING),
+            field if field.__class__ is str and field else None,
+            _nes(rec, "topLevelReasoningContent") if field is not None else None,
+            only if isinstance(only, bool) else None,
+        )
+    return PartMeta(decoded, None, None, MISSING, None, None, None)
 
 
 # --- §2.2 / §2.3 pick helpers ------------------------------------------------------------
@@ -219,6 +222,8 @@ def pick_model_identity(parts: Sequence[PartRow], metas: Sequence[PartMeta] | No
     """§2.3: the first complete {provider, api, model[, responseModel]} identity."""
     for meta in _metas(parts, metas):
         rec = meta.obj
+        if "modelProvider" not in rec:
+            continue
         identity: dict[str, str] = {}
         for src, dst in (
             ("modelProvider", "provider"),

@@ -136,6 +136,7 @@ class ResolvedItem:
     _text_hash: str | None = field(default=None, repr=False)
     _stub: Any = field(default=None, repr=False)
     _score: Any = field(default=None, repr=False)  # (prompt terms, score, matches) of the last scoring
+    _clean: Any = field(default=None, repr=False)  # (§7.2 normalized message, §7.3 empty reason)
 
     def __post_init__(self) -> None:
         self.result_id = message_result_id(self.message)

@@ -51,6 +51,16 @@ def score_counts(counts: Mapping[str, int], total: int, terms: Sequence[str]) ->
 
 
 _MATCHES: dict[tuple[str, int, int], TermMatch] = {}
+_POSITIONS: dict[tuple[str, ...], dict[str, int]] = {}
+
+
+def _positions(terms: tuple[str, ...]) -> dict[str, int]:
+    """Prompt term → its index (cached for the current prompt)."""
+    found = _POSITIONS.get(terms)
+    if found is None:
+        _POSITIONS.clear()
+        found = _POSITIONS[terms] = {term: i for i, term in enumerate(terms)}
+    return found
 
 
 def score_item(item: ResolvedItem, terms: tuple[str, ...]) -> tuple[float, tuple[TermMatch, ...]]:
@@ -63,7 +73,14 @@ def score_item(item: ResolvedItem, terms: tuple[str, ...]) -> tuple[float, tuple
     matches: tuple[TermMatch, ...] = ()
     if total:
         found: list[TermMatch] = []
-        for term in terms:
+        if len(terms) > 8 and len(counts) < len(terms):
+            # a long prompt: visit the item's terms instead, then sum in prompt order as the reference does
+            position = _positions(terms)
+            ordered = sorted(position[t] for t in counts if t in position)
+            walk: Sequence[str] = [terms[i] for i in ordered]
+        else:
+            walk = terms
+        for term in walk:
             tf = counts.get(term, 0)
             if tf > 0:
                 score += tf / total

@@ -11,6 +11,7 @@ what happened to each keyed message, which is how the trace explains it.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,34 @@ def normalize_reasoning(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# id(message) → (message, normalize_reasoning(message), terminal?, fast) where fast is (extract_calls of the
+# normalized message, its call ids) when those ids are unique within the message and it is not terminal
+# (filterCalls then keeps every block unless an id was seen before), else None.  Messages are never mutated,
+# and the entry holds the message, so an id cannot be reused while it is cached.
+_FACTS: dict[int, tuple[Any, dict[str, Any], bool, tuple[list[tuple[str, Any]], frozenset[str]] | None]] = {}
+_FACTS_LIMIT = 400_000
+
+
+def _assistant_facts(
+    message: dict[str, Any],
+) -> tuple[dict[str, Any], bool, tuple[list[tuple[str, Any]], frozenset[str]] | None]:
+    hit = _FACTS.get(id(message))
+    if hit is not None and hit[0] is message:
+        return hit[1], hit[2], hit[3]
+    normalized = normalize_reasoning(message)
+    terminal = _is_terminal(normalized)
+    fast = None
+    if not terminal:
+        calls = extract_calls(normalized)
+        ids = frozenset(cid for cid, _ in calls)
+        if len(ids) == len(calls):
+            fast = (calls, ids)
+    if len(_FACTS) >= _FACTS_LIMIT:
+        _FACTS.clear()
+    _FACTS[id(message)] = (message, normalized, terminal, fast)
+    return normalized, terminal, fast
+
+
 def _call_block_id(block: Any) -> str | None:
     if not isinstance(block, dict):
         return None
@@ -119,22 +148,30 @@ def _call_block_id(block: Any) -> str | None:
 
 
 def _filter_calls(
-    message: dict[str, Any], seen: set[str], *, drop_all: bool, record: bool
+    message: dict[str, Any],
+    seen: set[str],
+    *,
+    drop_all: bool,
+    record: bool,
+    preview: bool = False,
+    extra: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """``filterCalls``; ``preview`` works on a virtual copy of ``seen`` (plus ``extra``) without copying it."""
     content = message.get("content")
     if not isinstance(content, list):
         return message, []
     kept: list[Any] = []
     dropped: list[tuple[str, Any]] = []
+    target = set() if preview else seen
     for block in content:
         cid = _call_block_id(block)
         if cid is not None:
-            if drop_all or cid in seen:
+            if drop_all or cid in seen or cid in extra or (preview and cid in target):
                 name = block.get("name")
                 dropped.append((cid, name if isinstance(name, str) else _NO_NAME))
                 continue
             if record:
-                seen.add(cid)
+                target.add(cid)
         kept.append(block)
     if not dropped:
         return message, dropped
@@ -192,6 +229,12 @@ def sanitize_tool_use_result_pairing_keyed(
     result_pos: dict[str, int] = {}
     seen_calls: set[str] = set()
     moved: set[int] = set()
+    result_index: dict[str, list[int]] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "toolResult":
+            rid = message_result_id(message)
+            if rid:
+                result_index.setdefault(rid, []).append(index)
 
     def removed_calls(key: Any, dropped: list[tuple[str, Any]], terminal: bool) -> None:
         if log is not None and key is not None:
@@ -223,12 +266,12 @@ def sanitize_tool_use_result_pairing_keyed(
         out.append(result)
         out_keys.append(key)
 
-    def take_span(span: dict[str, tuple[Any, Any]], rid: str, msg: Any, key: Any) -> None:
+    def take_span(span: dict[str, tuple[Any, Any, int]], rid: str, msg: Any, key: Any, index: int) -> None:
         existing = span.get(rid)
         if _prefer(existing[0] if existing else None, msg):
             if existing is not None:
                 duplicate(existing[1])
-            span[rid] = (msg, key)
+            span[rid] = (msg, key, index)
         elif existing is not None:
             duplicate(key)
 
@@ -253,9 +296,14 @@ def sanitize_tool_use_result_pairing_keyed(
                 orphan(key)
             i += 1
             continue
-        assistant = normalize_reasoning(msg)
-        terminal = _is_terminal(assistant)
-        assistant, dropped = _filter_calls(assistant, seen_calls, drop_all=terminal, record=not terminal)
+        assistant, terminal, fast_calls = _assistant_facts(msg)
+        if fast_calls is not None and seen_calls.isdisjoint(fast_calls[1]):
+            # unique call ids, none seen before, not terminal: filterCalls keeps every block
+            dropped: list[tuple[str, Any]] = []
+            seen_calls.update(fast_calls[1])
+        else:
+            fast_calls = None
+            assistant, dropped = _filter_calls(assistant, seen_calls, drop_all=terminal, record=not terminal)
         if dropped:
             removed_calls(key, dropped, terminal)
             if _empty_after_drop(assistant.get("content")):
@@ -268,15 +316,15 @@ def sanitize_tool_use_result_pairing_keyed(
             out_keys.append(key)
             i += 1
             continue
-        calls = extract_calls(assistant)
+        calls = fast_calls[0] if fast_calls is not None else extract_calls(assistant)
         if not calls:
             out.append(assistant)
             out_keys.append(key)
             i += 1
             continue
         ids = {cid for cid, _ in calls}
-        span: dict[str, tuple[Any, Any]] = {}
-        remainder: list[tuple[Any, Any]] = []
+        span: dict[str, tuple[Any, Any, int]] = {}  # call id → (result, key, input position)
+        remainder: list[tuple[Any, Any, int]] = []
         j = i + 1
         while j < n:
             if j in moved:
@@ -285,15 +333,19 @@ def sanitize_tool_use_result_pairing_keyed(
             nxt = messages[j]
             nkey = keys[j]
             if not isinstance(nxt, dict):
-                remainder.append((nxt, nkey))
+                remainder.append((nxt, nkey, j))
                 j += 1
                 continue
             nrole = nxt.get("role")
             if nrole == "assistant":
-                normalized = normalize_reasoning(nxt)
-                nterm = _is_terminal(normalized)
-                preview, pdrop = _filter_calls(normalized, set(seen_calls), drop_all=nterm, record=not nterm)
-                ncalls = [] if nterm else extract_calls(preview)
+                normalized, nterm, facts = _assistant_facts(nxt)
+                if facts is not None and seen_calls.isdisjoint(facts[1]):
+                    preview, pdrop, ncalls = normalized, [], facts[0]
+                else:
+                    preview, pdrop = _filter_calls(
+                        normalized, seen_calls, drop_all=nterm, record=not nterm, preview=True
+                    )
+                    ncalls = [] if nterm else extract_calls(preview)
                 if ncalls:
                     if pdrop:
                         _look_past(
@@ -318,7 +370,7 @@ def sanitize_tool_use_result_pairing_keyed(
                             log.dropped_assistants[nkey] = "terminal" if nterm else "duplicate"
                         j += 1
                         continue
-                remainder.append((preview, nkey))
+                remainder.append((preview, nkey, j))
                 j += 1
                 continue
             if nrole == "toolResult":
@@ -327,49 +379,50 @@ def sanitize_tool_use_result_pairing_keyed(
                     if rid in seen_results:
                         duplicate(nkey)
                     else:
-                        take_span(span, rid, nxt, nkey)
+                        take_span(span, rid, nxt, nkey, j)
                 else:
                     orphan(nkey)
                 j += 1
                 continue
-            remainder.append((nxt, nkey))
+            remainder.append((nxt, nkey, j))
             j += 1
 
+        # results for these calls after position j (the reference scans every later message;
+        # the per-id index visits the same candidates in the same order)
         later: dict[str, tuple[Any, Any, int]] = {}
-        for k in range(j + 1, n):
-            if k in moved:
+        for rid in ids:
+            positions = result_index.get(rid)
+            if not positions or rid in seen_results:
                 continue
-            cand = messages[k]
-            if not isinstance(cand, dict) or cand.get("role") != "toolResult":
-                continue
-            rid = message_result_id(cand)
-            if not rid or rid not in ids or rid in seen_results:
-                continue
-            existing_later = later.get(rid)
-            if _prefer(existing_later[0] if existing_later else None, cand):
-                later[rid] = (cand, keys[k], k)
+            for k in positions[bisect_right(positions, j) :]:
+                if k in moved:
+                    continue
+                cand = messages[k]
+                existing_later = later.get(rid)
+                if _prefer(existing_later[0] if existing_later else None, cand):
+                    later[rid] = (cand, keys[k], k)
 
         out.append(assistant)
         out_keys.append(key)
+        last_result = -1  # input position of the furthest result emitted right after this assistant
         for cid, name in calls:
             chosen = span.get(cid)
             late = later.get(cid)
             if late is not None and _prefer(chosen[0] if chosen else None, late[0]):
                 if chosen is not None:
                     duplicate(chosen[1])
-                chosen = (late[0], late[1])
+                chosen = late
                 moved.add(late[2])
             if chosen is not None:
                 push_result(chosen[0], chosen[1])
+                last_result = max(last_result, chosen[2])
             else:
                 push_result(synthetic_result(cid, name), None)
                 if log is not None and key is not None:
                     log.synthetic.setdefault(key, []).append(cid)
-        if log is not None and span and remainder:
-            for _, rkey in remainder:
-                if rkey is not None:
-                    log.moved_after_results[rkey] = key
-        for rmsg, rkey in remainder:
+        for rmsg, rkey, rindex in remainder:
+            if log is not None and rkey is not None and rindex < last_result:
+                log.moved_after_results[rkey] = key
             out.append(rmsg)
             out_keys.append(rkey)
         i = j
@@ -386,13 +439,12 @@ def _look_past(
     ncalls: list[tuple[str, Any]],
     ids: set[str],
     seen_results: set[str],
-    span: dict[str, tuple[Any, Any]],
-    take_span: Callable[[dict[str, tuple[Any, Any]], str, Any, Any], None],
+    span: dict[str, tuple[Any, Any, int]],
+    take_span: Callable[[dict[str, tuple[Any, Any, int]], str, Any, Any, int], None],
     duplicate: Callable[[Any], None],
 ) -> None:
     """The mixed-duplicate look-ahead: collect delayed results of this span past assistant ``j``."""
-    look = set(seen_calls)
-    look.update(cid for cid, _ in ncalls)
+    look = {cid for cid, _ in ncalls}  # with seen_calls: the look-ahead's virtual seen set
     for k in range(j + 1, n):
         if k in moved:
             continue
@@ -403,7 +455,9 @@ def _look_past(
         if crole == "assistant":
             normalized = normalize_reasoning(cand)
             cterm = _is_terminal(normalized)
-            preview, _ = _filter_calls(normalized, set(look), drop_all=cterm, record=not cterm)
+            preview, _ = _filter_calls(
+                normalized, seen_calls, drop_all=cterm, record=not cterm, preview=True, extra=look
+            )
             if not cterm and extract_calls(preview):
                 break
             continue
@@ -416,7 +470,7 @@ def _look_past(
         if rid in seen_results:
             duplicate(keys[k])
             continue
-        take_span(span, rid, cand, keys[k])
+        take_span(span, rid, cand, keys[k], k)
 
 
 def sanitize_tool_use_result_pairing(messages: list[Any]) -> list[Any]:
@@ -444,10 +498,29 @@ def fresh_tail_protection_hashes(
     """§7.5: list A (each fresh message alone and repaired alone) then list B, de-duplicated."""
     hashes: dict[str, None] = {}
     for message in pre_sanitize_fresh:
-        hashes.setdefault(h16_of_jsons([json_of(message)]), None)
-        for repaired in sanitize_tool_use_result_pairing([message]):
-            hashes.setdefault(h16_of_jsons([json_of(repaired)]), None)
+        for value in _alone_hashes(message, json_of):
+            hashes.setdefault(value, None)
     for message, key in zip(sanitized, sanitized_keys, strict=True):
         if key is not None and is_fresh_key(key):
-            hashes.setdefault(h16_of_jsons([json_of(message)]), None)
+            hashes.setdefault(_alone_hashes(message, json_of)[0], None)
     return list(hashes)
+
+
+# (id(message), id(json_of)) → (message, json_of, [h16 of the message alone, then of each message its
+# repair alone yields]); the fresh tail is the same few messages run after run (bounded; entries hold
+# their objects, so ids stay valid while cached)
+_ALONE: dict[tuple[int, int], tuple[Any, Any, list[str]]] = {}
+_ALONE_LIMIT = 100_000
+
+
+def _alone_hashes(message: Any, json_of: Callable[[Any], str]) -> list[str]:
+    key = (id(message), id(json_of))
+    hit = _ALONE.get(key)
+    if hit is not None and hit[0] is message and hit[1] is json_of:
+        return hit[2]
+    values = [h16_of_jsons([json_of(message)])]
+    values.extend(h16_of_jsons([json_of(repaired)]) for repaired in sanitize_tool_use_result_pairing([message]))
+    if len(_ALONE) >= _ALONE_LIMIT:
+        _ALONE.clear()
+    _ALONE[key] = (message, json_of, values)
+    return values

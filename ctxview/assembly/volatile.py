@@ -11,10 +11,12 @@ that leaves the largest total that still fits.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ctxview.assembly.decoration import is_bare_face_of_current_turn
@@ -27,7 +29,7 @@ from ctxview.assembly.live import (
     stored_token_count,
 )
 from ctxview.assembly.tokens import serialized_message_tokens
-from ctxview.jsjson import collapse_js_whitespace, h16, is_blank, js_trim, js_trim_start
+from ctxview.jsjson import collapse_js_whitespace, h16, is_blank, js_stringify, js_trim, js_trim_start
 
 # §7.4 with a key per message: (messages, keys) -> (repaired messages, their keys; None = synthetic)
 KeyedSanitizer = Callable[[list[Any], list[Any]], tuple[list[Any], list[Any]]]
@@ -102,15 +104,19 @@ def structural_current_turn(
 # --- §9.3 protected indexes ---------------------------------------------------------------
 
 
-def protected_indexes(assembled: Sequence[Any], hashes: Iterable[str]) -> set[int]:
+def protected_indexes(
+    assembled: Sequence[Any], hashes: Iterable[str], hash_of: Callable[[Any], str] | None = None
+) -> set[int]:
     """Fresh-tail messages located by hash, scanning from the newest (§9.3)."""
-    own = [h16([m]) for m in assembled]
+    own = [hash_of(m) for m in assembled] if hash_of is not None else [h16([m]) for m in assembled]
+    # newest first per hash; each wanted hash takes the newest index not taken yet (as the scan from the end does)
+    where: dict[str, list[int]] = {}
+    for index in range(len(own) - 1, -1, -1):
+        where.setdefault(own[index], []).append(index)
     protected: set[int] = set()
     for wanted in hashes:
-        for index in range(len(own) - 1, -1, -1):
-            if index in protected:
-                continue
-            if own[index] == wanted:
+        for index in where.get(wanted, ()):
+            if index not in protected:
                 protected.add(index)
                 break
     return protected
@@ -129,9 +135,14 @@ class PairIndex:
     results_by_id: dict[str, list[int]]
 
     @classmethod
-    def build(cls, messages: Sequence[Any]) -> PairIndex:
-        call_ids = [assistant_pairing_ids(m) for m in messages]
-        result_id = [result_pairing_id(m) for m in messages]
+    def build(cls, messages: Sequence[Any], memo: SerializedCache | None = None) -> PairIndex:
+        if memo is not None:
+            pairs = [memo.pairing(m) for m in messages]
+            call_ids = [calls for calls, _ in pairs]
+            result_id = [rid for _, rid in pairs]
+        else:
+            call_ids = [assistant_pairing_ids(m) for m in messages]
+            result_id = [result_pairing_id(m) for m in messages]
         assistants: dict[str, list[int]] = {}
         results: dict[str, list[int]] = {}
         for index, ids in enumerate(call_ids):
@@ -294,21 +305,70 @@ def tool_pairs_are_clean(messages: Sequence[Any], groups: Sequence[tuple[int, ..
 
 
 class SerializedCache:
-    """Serialized estimate per message object, for one run (keyed by ``id``; objects kept alive)."""
+    """Per-message values of the engine step, keyed by ``id`` (the objects are kept alive, never mutated).
 
-    def __init__(self) -> None:
+    One cache may serve many runs of the same session: assembled messages are
+    the resolved items' own objects unless clean-up copied them, so a warm cache
+    makes a re-assembly pay only for what changed.  ``limit`` bounds the entries
+    (the cache is emptied past it, so per-run copies cannot pile up).
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
         self._cache: dict[int, tuple[Any, int]] = {}
+        self._h16: dict[int, tuple[Any, str]] = {}
+        self._forms: dict[int, tuple[Any, tuple[str, str]]] = {}
+        self._pairing: dict[int, tuple[Any, list[str], str | None]] = {}
+        self.limit = limit
+
+    def _room(self, table: dict[int, Any]) -> None:
+        if self.limit is not None and len(table) >= self.limit:
+            table.clear()
 
     def __call__(self, message: Any) -> int:
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
         tokens = serialized_message_tokens(message)
+        self._room(self._cache)
         self._cache[id(message)] = (message, tokens)
         return tokens
 
     def total(self, messages: Iterable[Any]) -> int:
         return sum(self(m) for m in messages)
+
+    def h16(self, message: Any) -> str:
+        """``h16([message])`` (the §9.3 hash of one message)."""
+        hit = self._h16.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        value = h16_of_json("[" + self.json(message) + "]")
+        self._room(self._h16)
+        self._h16[id(message)] = (message, value)
+        return value
+
+    def json(self, message: Any) -> str:
+        """``JSON.stringify(message)`` (a hook: the pipeline shares the assembler's cache of them)."""
+        return js_stringify(message)
+
+    def form(self, message: Any) -> tuple[str, str]:
+        """(stored role, stored content) of a message."""
+        hit = self._forms.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        value = (stored_role(message), stored_content(message))
+        self._room(self._forms)
+        self._forms[id(message)] = (message, value)
+        return value
+
+    def pairing(self, message: Any) -> tuple[list[str], str | None]:
+        """(call ids it issues, the call id it answers) in the pairing view of §9.7 (lists are shared: read only)."""
+        hit = self._pairing.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1], hit[2]
+        calls, result = assistant_pairing_ids(message), result_pairing_id(message)
+        self._room(self._pairing)
+        self._pairing[id(message)] = (message, calls, result)
+        return calls, result
 
 
 @dataclass(slots=True)
@@ -399,11 +459,11 @@ def append_volatile_inputs(
     tokens = tokens or SerializedCache()
     assembled = list(assembled)
     live = [normalize(m) for m in live_messages]
-    pairs = PairIndex.build(assembled)
+    pairs = PairIndex.build(assembled, tokens)
     protected_seed = sorted(set(protected_seed))
     protected = pairs.expand(protected_seed)
 
-    asm_forms = [(stored_role(m), stored_content(m)) for m in assembled]
+    asm_forms = [tokens.form(m) for m in assembled]
     live_forms = [(stored_role(m), stored_content(m)) for m in live]
     marker = [i for i, m in enumerate(live) if is_marker_volatile(m)]
     structural = structural_current_turn(asm_forms, live_forms)
@@ -439,7 +499,7 @@ def append_volatile_inputs(
         candidates=candidates,
         covered=dict(covered),
         protected=protected,
-        sources=[("a", i) for i in range(len(assembled))],
+        sources=list(zip(repeat("a"), range(len(assembled)))),
     )
     uncovered = [li for li in candidates if li not in covered]
     result.first_uncovered = list(uncovered)
@@ -686,3 +746,8 @@ def _count_occurrences(haystack: str, needle: str) -> int:
         count += 1
         cursor = found + len(needle)
     return count
+
+
+def h16_of_json(text: str) -> str:
+    """``h16`` of a value given its ``JSON.stringify`` text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
+from ctxview.assembly.decision_list import column
 from ctxview.jsjson import to_plain
 from ctxview.model import KEPT_OUTCOMES, Decision, Trace
 
@@ -143,10 +145,14 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
       before the first evictable item that was not kept, then live inputs.
     * tokens: largest first, no separators.
     """
+    # whole columns, not Decision objects: a lazy trace builds none of its 100,000 decisions here
     decisions = trace.decisions
     summary = trace.summary
-    context = [i for i, d in enumerate(decisions) if d.live_index is None]
-    live = [i for i, d in enumerate(decisions) if d.live_index is not None]
+    live_index = column(decisions, "live_index")
+    ordinal = column(decisions, "ordinal")
+    tokens = column(decisions, "tokens")
+    context = [i for i, li in enumerate(live_index) if li is None]
+    live = [i for i, li in enumerate(live_index) if li is not None]
     lines: list[int] = []
     separators: list[Separator] = []
 
@@ -155,30 +161,44 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
         lines.append(-len(separators))
 
     if sort == "ordinal":
-        ordered = sorted(context, key=lambda i: decisions[i].ordinal or 0)
+        keyed = [ordinal[i] or 0 for i in context]
+        # decisions come in ordinal order already: then the (stable) sort would change nothing
+        ordered = context if all(a <= b for a, b in pairwise(keyed)) else sorted(context, key=lambda i: ordinal[i] or 0)
         boundary = summary.fresh_tail_ordinal
         budget = summary.effective_budget
         budget_at: int | None = None
         total = 0
         for pos in range(len(ordered) - 1, -1, -1):
-            total += decisions[ordered[pos]].tokens
+            total += tokens[ordered[pos]]
             if total > budget:
                 budget_at = pos + 1
                 break
-        tail_drawn = False
+        tail_at: int | None = None
+        if boundary is not None:
+            for pos, index in enumerate(ordered):
+                o = ordinal[index]
+                if o is not None and o >= boundary:
+                    tail_at = pos
+                    break
         for pos, index in enumerate(ordered):
-            d = decisions[index]
-            if budget_at is not None and pos == budget_at:
+            if pos == budget_at:
                 sep("budget", f"budget {budget:,} — the items above do not all fit, counting back from the newest")
-            if not tail_drawn and boundary is not None and d.ordinal is not None and d.ordinal >= boundary:
+            if pos == tail_at:
                 sep("fresh-tail", f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)")
-                tail_drawn = True
             lines.append(index)
     elif sort == "score":
-        tail = [i for i in context if decisions[i].segment in ("fresh-tail", "focus")]
-        evictable = [i for i in context if decisions[i].segment not in ("fresh-tail", "focus")]
-        tail.sort(key=lambda i: (-_score_key(decisions[i]), -(decisions[i].ordinal or 0)))
-        evictable.sort(key=lambda i: (-_score_key(decisions[i]), -(decisions[i].ordinal or 0)))
+        segment = column(decisions, "segment")
+        score = column(decisions, "score")
+        selected = column(decisions, "selected")
+
+        def by_priority(i: int) -> tuple[float, int]:
+            value = score[i]
+            return (-(-1.0 if value is None else value), -(ordinal[i] or 0))
+
+        tail = [i for i in context if segment[i] in ("fresh-tail", "focus")]
+        evictable = [i for i in context if segment[i] not in ("fresh-tail", "focus")]
+        tail.sort(key=by_priority)
+        evictable.sort(key=by_priority)
         if tail:
             sep("fresh-tail", f"fresh tail — always kept ({summary.tail_tokens:,} tokens)")
             lines.extend(tail)
@@ -190,7 +210,7 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
             )
         budget_drawn = False
         for index in evictable:
-            if not budget_drawn and not decisions[index].selected:
+            if not budget_drawn and not selected[index]:
                 sep(
                     "budget",
                     f"budget {summary.effective_budget:,} reached — below, items were kept only if they still fit",
@@ -198,14 +218,14 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
                 budget_drawn = True
             lines.append(index)
     else:
-        ordered = sorted(range(len(decisions)), key=lambda i: (-decisions[i].tokens, i))
+        ordered = sorted(range(len(tokens)), key=lambda i: (-tokens[i], i))
         lines.extend(ordered)
         live = []
     if live:
         sep("live", f"live inputs — {len(live)} (engine step {'on' if trace.params.engine else 'off'})")
         lines.extend(live)
     line_of = {index: line for line, index in enumerate(lines) if index >= 0}
-    index_of_key = {d.key: i for i, d in enumerate(decisions)}
+    index_of_key = dict(zip(column(decisions, "key"), range(len(decisions)), strict=True))
     return TableLayout(sort=sort, lines=lines, separators=separators, line_of=line_of, index_of_key=index_of_key)
 
 
@@ -245,13 +265,13 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
     diff = OutcomeDiff()
     if previous is None:
         return diff
-    before = {d.key: d.outcome for d in previous.decisions}
-    for d in current.decisions:
-        old = before.get(d.key)
-        if old is None or old == d.outcome:
+    before = dict(zip(column(previous.decisions, "key"), column(previous.decisions, "outcome"), strict=True))
+    for key, outcome in zip(column(current.decisions, "key"), column(current.decisions, "outcome"), strict=True):
+        old = before.get(key)
+        if old is None or old == outcome:
             continue
-        diff.changed[d.key] = (old, d.outcome)
-        was, now = old in KEPT_OUTCOMES, d.outcome in KEPT_OUTCOMES
+        diff.changed[key] = (old, outcome)
+        was, now = old in KEPT_OUTCOMES, outcome in KEPT_OUTCOMES
         if now and not was:
             diff.gained += 1
         elif was and not now:

@@ -56,6 +56,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("p", "jump to the tool-pair partner (tool call ↔ tool result)"),
             ("d", "show / hide the detail and assembled panes on a small terminal"),
             ("i", "the section-ROI table: every section's band, factors, citations and decision"),
+            ("w", "budget sweep: tokens kept vs budget; fills the items table's min-budget column"),
             ("e", "export dialog: a format, a file, or the clipboard"),
             ("r", "re-read the session from the database (keeps the parameters)"),
             ("b / backspace", "back to the conversation picker"),

@@ -52,6 +52,7 @@ from ctxview.tui.widgets.items_table import ItemsTable
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
+    from ctxview.sweep import SweepResult
     from ctxview.watch import DatabaseWatcher
 
 COMPACT_WIDTH = 120
@@ -88,6 +89,7 @@ class InspectorScreen(Screen[None]):
         Binding("c", "cycle_scorer", "Scorer", id="inspector.cycle_scorer"),
         Binding("u", "toggle_tokenizer", "Tokenizer", show=False, id="inspector.toggle_tokenizer"),
         Binding("i", "roi_view", "ROI", id="inspector.roi_view"),
+        Binding("w", "sweep", "Sweep", show=False, id="inspector.sweep"),
         Binding("p", "jump_partner", "Partner", id="inspector.jump_partner"),
         Binding("d", "toggle_side", "Detail", id="inspector.toggle_side"),
         Binding("e", "export", "Export", id="inspector.export"),
@@ -110,6 +112,9 @@ class InspectorScreen(Screen[None]):
         self._applied = 0
         self._last_edit = ""
         self._run_lock = threading.Lock()
+        self._in_flight = 0  # runs executing in a worker thread
+        self.sweep_result: SweepResult | None = None  # the last budget sweep (w) and the params it swept
+        self._sweep_params: Params | None = None
         self._last_invalid: tuple[str, str] | None = None
         self._show_side = False
         self.load_error: str | None = None
@@ -173,9 +178,9 @@ class InspectorScreen(Screen[None]):
         from ctxview.pipeline import SessionAssembler
         from ctxview.store import LcmStore
 
-        if self.watch:
-            self._watch_baseline()  # before reading: a commit during the read triggers one more reload
         try:
+            if self.watch:
+                self._watch_baseline()  # before reading: a commit during the read triggers one more reload
             with LcmStore(self.db_path) as store:
                 session = store.load_session(self.conversation_id)
             assembler = SessionAssembler(session)
@@ -263,42 +268,109 @@ class InspectorScreen(Screen[None]):
     # --- assembling --------------------------------------------------------------------------
 
     def request_assembly(self, edit: str, *, debounce: bool = True) -> None:
-        """Schedule a run with the current params; a newer request supersedes this one."""
+        """Schedule a run with the current params; a newer request supersedes this one.
+
+        An edit made while nothing runs is assembled at once (no fixed debounce: a
+        keystroke answers in one run's time).  While a run is in flight, newer
+        requests queue behind it and only the newest one runs: the others see
+        they are stale when they get the assembler and return.  ``debounce`` is
+        kept for callers; it only matters while a run is in flight.
+        """
         self._generation += 1
         self._last_edit = edit
-        self._assemble(self.params, self._generation, self.DEBOUNCE if debounce else 0.0)
+        delay = self.DEBOUNCE if (debounce and self._in_flight) else 0.0
+        self._assemble(self.params, self._generation, delay)
 
     @work(exclusive=True, group="assemble", exit_on_error=False)
     async def _assemble(self, params: Params, generation: int, delay: float) -> None:
         if delay:
-            await asyncio.sleep(delay)  # debounce: a newer keystroke cancels this worker here
+            await asyncio.sleep(delay)  # typing fast while a run is in flight: a newer keystroke cancels this
         assembler = self.assembler
         if assembler is None:
             return
         sort = self.query_one(ItemsTable).sort
-        previous = self.trace
         try:
-            result = await asyncio.to_thread(self._run, assembler, params, previous, sort)
+            result = await asyncio.to_thread(self._run, assembler, params, generation, sort)
         except Exception as exc:  # the assembler failed on these params: keep the last good trace
             if generation == self._generation:
                 self.notify(
                     f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8, markup=False
                 )
             return
-        if generation != self._generation:
-            return  # superseded while it ran
+        if result is None or generation != self._generation:
+            return  # superseded while it waited or ran
         self._apply(result, generation)
 
-    def _run(self, assembler: SessionAssembler, params: Params, previous: Trace | None, sort: SortMode) -> Assembly:
-        """Worker thread: the run itself plus the table layout and the diff."""
+    def _run(self, assembler: SessionAssembler, params: Params, generation: int, sort: SortMode) -> Assembly | None:
+        """Worker thread: the run itself plus the table layout and the diff (None when superseded)."""
         with self._run_lock:  # the assembler is used by one thread at a time
-            started = time.perf_counter()
-            trace = assembler.run(params)
-            elapsed = time.perf_counter() - started
-        return Assembly(trace, layout_rows(trace, sort), diff_outcomes(previous, trace), elapsed)
+            if generation != self._generation:
+                return None  # a newer edit is queued: do not spend a run on this one
+            self._in_flight += 1
+            try:
+                previous = self.trace  # what the screen shows: the diff is against it
+                started = time.perf_counter()
+                trace = assembler.run(params)
+                elapsed = time.perf_counter() - started
+                layout = layout_rows(trace, sort)
+                diff = diff_outcomes(previous, trace)
+            finally:
+                self._in_flight -= 1
+        return Assembly(trace, layout, diff, elapsed)
+
+    @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
+    def _prepare(self, assembler: SessionAssembler, timezone: str) -> None:
+        """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
+        with self._run_lock:
+            assembler.prepare(timezone)
+
+    @property
+    def run_lock(self) -> threading.Lock:
+        """Held by whichever thread uses the assembler (assembly, indexing, the sweep)."""
+        return self._run_lock
+
+    def sweep_done(self, result: SweepResult, params: Params) -> None:
+        """A sweep finished: every trace of these params (any budget) shows each item's min budget."""
+        self.sweep_result = result
+        self._sweep_params = params
+        if self.trace is not None:
+            self._show_min_budget(self.trace)
+            table = self.query_one(ItemsTable)
+            table.invalidate()
+            table.refresh()
+
+    def _show_min_budget(self, trace: Trace) -> None:
+        table = self.query_one(ItemsTable)
+        result, swept = self.sweep_result, self._sweep_params
+        valid = (
+            result is not None
+            and swept is not None
+            and replace(trace.params, token_budget=0) == replace(swept, token_budget=0)
+        )
+        table.show_min_budget = valid
+        if valid and result is not None:
+            fill = getattr(trace.decisions, "override_keys", None)
+            updates = {key: {"min_budget": budget} for key, budget in result.min_budget.items()}
+            if fill is not None:
+                fill(updates)
+            else:
+                for decision in trace.decisions:
+                    if decision.key in updates:
+                        decision.min_budget = updates[decision.key]["min_budget"]
+
+    def action_sweep(self) -> None:
+        if self.assembler is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        from ctxview.tui.screens.sweep import SweepScreen
+
+        self.app.push_screen(SweepScreen(self))
 
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.trace is None
+        if first and self.assembler is not None:
+            self._prepare(self.assembler, result.trace.params.timezone)
+        self._show_min_budget(result.trace)
         self.trace = result.trace
         self.diff = result.diff
         self._applied = generation

@@ -13,6 +13,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.message import Message
 
+from ctxview.assembly.decision_list import index_of
 from ctxview.model import Decision, Trace
 from ctxview.tui.view import item_id, message_preview, message_role
 from ctxview.tui.widgets.virtual import VirtualList
@@ -65,10 +66,18 @@ class AssembledView(VirtualList):
 
     def show(self, trace: Trace) -> None:
         self.trace = trace
-        self._by_key = {d.key: d for d in trace.decisions}
+        self._by_key = {}  # filled as rows are drawn: a 100,000-item trace is not walked per edit
         self._previews = {}
         self.set_line_count(len(trace.messages))
         self.border_subtitle = f"{len(trace.messages):,} messages · {trace.summary.final_tokens:,} tokens"
+
+    def _decision(self, key: str) -> Decision | None:
+        found = self._by_key.get(key)
+        if found is None and self.trace is not None:
+            index = index_of(self.trace.decisions, key)
+            if index is not None:
+                found = self._by_key[key] = self.trace.decisions[index]
+        return found
 
     def highlight_output(self, index: int | None) -> None:
         """Highlight the message of the selected item and bring it into view."""
@@ -101,7 +110,7 @@ class AssembledView(VirtualList):
         assert self.trace is not None
         base = self.rich_style
         key = self.trace.message_keys[line] if line < len(self.trace.message_keys) else None
-        decision = self._by_key.get(key) if key is not None else None
+        decision = self._decision(key) if key is not None else None
         role, text = self._preview(line)
         if decision is None:
             tag, tag_style = "synthetic", self.part_style("synthetic")

@@ -59,4 +59,4 @@ class ChangesLine(Static):
         for warning in trace.warnings[:1]:
             line.append("   warning: ", style="bold italic")
             line.append(clean_inline(warning, 100), style="italic")
-        self.update(line)
+        self.update(line, layout=False)  # one line of fixed height: no re-layout of the screen per edit

@@ -38,8 +38,9 @@ _FIXED = (
     ("score", 7, ">"),
     ("label", LABEL_WIDTH, "<"),  # scorer label (exact / kw / ROI band); only when a named scorer ran
     ("outcome", 21, "<"),
+    ("min budget", 10, ">"),  # smallest budget at which it is kept; only once a budget sweep ran (w)
 )
-_KIND, _LABEL, _OUTCOME = 2, 5, 6
+_KIND, _LABEL, _OUTCOME, _MIN_BUDGET = 2, 5, 6, 7
 
 
 def _cell(text: str, width: int, align: str) -> str:
@@ -143,6 +144,7 @@ class ItemsTable(VirtualList):
         self.diff: OutcomeDiff = OutcomeDiff()
         self.sort: SortMode = "ordinal"
         self.show_labels = False  # the label column, when the trace comes from a named scorer
+        self.show_min_budget = False  # the min-budget column, when a budget sweep filled Decision.min_budget
 
     # --- data ----------------------------------------------------------------------------
 
@@ -227,6 +229,8 @@ class ItemsTable(VirtualList):
         widths = [w for _, w, _ in _FIXED]
         if not self.show_labels:
             widths[_LABEL] = 0
+        if not self.show_min_budget:
+            widths[_MIN_BUDGET] = 0
         gaps = sum(1 for w in widths if w > 0)
         rest = width - sum(widths) - gaps
         if rest < 12:  # narrow: shrink kind and outcome before the reason disappears
@@ -283,6 +287,7 @@ class ItemsTable(VirtualList):
             (format_score(d.score), body),
             (label_marker(d.label_extra), self.part_style(f"label-{label_tone(d.label_extra)}")),
             (outcome_text(d.outcome), outcome_style + Style(bold=True)),
+            ("never" if d.min_budget is None else f"{d.min_budget:,}", body),
             (clean_inline(reason, 300), body),
         ]
         aligns = [align for _, _, align in _FIXED] + ["<"]

@@ -1,0 +1,358 @@
+"""ctxview at scale: the issue-7 benchmark (open, re-assemble, TUI keystroke, RSS, CLI, sweep).
+
+Builds generated ``large`` sample sessions with at least 2,000 / 10,000 / 100,000
+context items (cached in ``benchmarks/.cache/``, never committed), runs every
+measure several times, each repetition in a fresh Python process, and prints a
+table of medians and maxima next to the targets of issue 7.
+
+The scenario is the same at every size: engine step on (the default), fresh
+tail 64, prompt-aware eviction on, and the engine's default budget of 128,000
+tokens, or a quarter of the session's item tokens when that is smaller (the
+2,000-item session holds about 100,000 tokens), so items are evicted at every
+size and the greedy walk, the tool-pair repair and the engine step all work.
+
+* prompt edit: typing ``database migration rollback`` one character at a time
+  (each keystroke is a new prompt; the first is un-searchable); warm = after a
+  first assembly with the same other parameters.
+* budget edit: the TUI's ``+`` / ``-`` steps (±10 %) around the start budget.
+* TUI: the real app under Textual's Pilot; a character typed into the prompt
+  until the items table holds the trace of the new prompt and has repainted.
+* RSS: the peak resident set of that TUI process (``ru_maxrss``).
+* CLI: ``ctxview assemble DB --format json`` as a whole process.
+* sweep: ``ctxview.sweep.sweep`` over every budget from the fresh tail to the total.
+
+Usage::
+
+    python benchmarks/run.py                       # 2,000, 10,000 and 100,000 items
+    python benchmarks/run.py --sizes 2000,10000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(__file__).resolve().parent / ".cache"
+PROMPT = "database migration rollback"
+BUDGET_STEPS = (1, 1, -1, -1, -1, 1, 1, 1, -1, -1, 1, -1, -1, 1, 1, 1, -1, -1, 1, -1)
+
+# measure → (unit, {size: target}); sizes without a target are measured and shown, not judged
+TARGETS: dict[str, tuple[str, dict[int, float]]] = {
+    "open": ("s", {2000: 0.3, 10000: 1.0, 100000: 6.0}),
+    "index": ("s", {}),
+    "prompt": ("ms", {2000: 5, 10000: 25, 100000: 250}),
+    "budget": ("ms", {2000: 3, 10000: 15, 100000: 150}),
+    "tui": ("ms", {2000: 60, 10000: 120, 100000: 600}),
+    "rss": ("MB", {2000: 150, 10000: 250, 100000: 900}),
+    "cli": ("s", {2000: 0.6, 10000: 1.5, 100000: 10.0}),
+    "sweep": ("s", {10000: 2.0}),
+}
+LABELS = {
+    "open": "open + resolve a conversation",
+    "index": "term index, built once after opening (not a target)",
+    "prompt": "re-assemble after a prompt edit (warm)",
+    "budget": "re-assemble after a budget edit (warm)",
+    "tui": "TUI: keystroke in prompt → table shows new outcomes",
+    "rss": "peak RSS of the TUI",
+    "cli": "`ctxview assemble … --format json` whole process",
+    "sweep": "budget sweep, fresh tail → total (whole)",
+}
+
+
+# --- the sessions -------------------------------------------------------------------------------
+
+
+def session_db(size: int) -> Path:
+    """A cached ``large`` sample with at least ``size`` context items (a sixth of messages is compacted)."""
+    from ctxview.samples import build_sample
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    messages = math.ceil(size * 6 / 5)
+    path = CACHE / f"large-{messages}.db"
+    if not path.exists():
+        print(f"building {path.name} ({messages:,} messages)…", file=sys.stderr, flush=True)
+        info = build_sample(path, "large", messages=messages)
+        if info.context_item_count < size:
+            raise SystemExit(f"{path}: only {info.context_item_count} context items, wanted {size}")
+    return path
+
+
+def scenario(db: Path) -> tuple[Any, Any]:
+    """(session, params) of the benchmark scenario for ``db``."""
+    from ctxview.params_io import default_params
+    from ctxview.pipeline import SessionAssembler
+    from ctxview.store import LcmStore
+
+    with LcmStore(db) as store:
+        session = store.load_session()
+    total = sum(item.tokens for item in SessionAssembler(session).resolved("UTC"))
+    budget = max(1, min(128_000, total // 4))
+    params = replace(default_params(engine=True), token_budget=budget, prompt_aware_eviction=True)
+    return session, params
+
+
+# --- workers (one fresh process each) ------------------------------------------------------------
+
+
+def worker_core(db: Path) -> dict[str, Any]:
+    """Open + resolve, then prompt keystrokes and budget steps, timed one by one."""
+    from ctxview.pipeline import SessionAssembler
+    from ctxview.store import LcmStore
+
+    _, params = scenario(db)  # the budget needs the total; this open is not timed
+    started = time.perf_counter()
+    with LcmStore(db) as store:
+        session = store.load_session()
+    assembler = SessionAssembler(session)
+    assembler.resolved(params.timezone)
+    opened = time.perf_counter() - started
+    items = len(session.items)
+
+    assembler.run(params)  # warm: the first assembly with these parameters
+    mark = time.perf_counter()
+    prepare = getattr(assembler, "prepare", None)  # (absent in versions before issue 7)
+    if prepare is not None:
+        prepare(params.timezone)  # what the TUI does in the background after the first trace
+    indexed = time.perf_counter() - mark
+    prompt_times = []
+    for end in range(1, len(PROMPT) + 1):
+        edited = replace(params, prompt=PROMPT[:end])
+        mark = time.perf_counter()
+        assembler.run(edited)
+        prompt_times.append(time.perf_counter() - mark)
+    from ctxview.tui.view import step_budget
+
+    budget = params.token_budget
+    base = replace(params, prompt=PROMPT)
+    assembler.run(base)
+    budget_times = []
+    for step in BUDGET_STEPS:
+        budget = step_budget(budget, step)
+        mark = time.perf_counter()
+        assembler.run(replace(base, token_budget=budget))
+        budget_times.append(time.perf_counter() - mark)
+    return {"items": items, "open": [opened], "index": [indexed], "prompt": prompt_times, "budget": budget_times}
+
+
+def worker_sweep(db: Path) -> dict[str, Any]:
+    from ctxview.pipeline import SessionAssembler
+    from ctxview.sweep import default_budgets, sweep
+
+    session, params = scenario(db)
+    assembler = SessionAssembler(session)
+    base = replace(params, prompt=PROMPT)
+    assembler.run(base)
+    mark = time.perf_counter()
+    result = sweep(assembler, base, default_budgets(assembler, base))
+    return {"sweep": [time.perf_counter() - mark], "sweep_runs": result.exact_runs}
+
+
+def worker_tui(db: Path, keys: str) -> dict[str, Any]:
+    """Type ``keys`` into the prompt of the real app; time each key until the table repaints the new trace.
+
+    The clock starts when the key event is sent and stops at the first ``render_line`` of
+    the items table that draws the trace of the new prompt (the repaint the user sees).
+    """
+    import asyncio
+
+    from textual.widgets import Input
+
+    from ctxview.tui.app import CtxviewApp
+    from ctxview.tui.screens.inspector import InspectorScreen
+    from ctxview.tui.widgets.items_table import ItemsTable
+
+    _, params = scenario(db)
+    times: list[float] = []
+    painted: list[Any] = [None]  # (time, trace) of the latest items-table line drawn
+    original = ItemsTable.render_line
+
+    def render_line(self: ItemsTable, y: int) -> Any:
+        if self.trace is not None:
+            painted[0] = (time.perf_counter(), self.trace)
+        return original(self, y)
+
+    ItemsTable.render_line = render_line  # type: ignore[method-assign]
+
+    async def main() -> None:
+        app = CtxviewApp(db, conversation_id=1, params=params, show_timings=False)
+        async with app.run_test(size=(160, 48)) as pilot:
+            screen: Any = None
+            deadline = time.perf_counter() + 300
+            while time.perf_counter() < deadline:
+                screen = app.screen
+                if isinstance(screen, InspectorScreen) and (screen.settled or screen.load_error):
+                    break
+                await asyncio.sleep(0.005)
+            if not isinstance(screen, InspectorScreen) or not screen.settled:
+                raise SystemExit(f"the inspector did not open: {getattr(screen, 'load_error', None)}")
+            # warm, as in the core measure: the term index the inspector builds in the background after
+            # the first trace is ready (a user reading the first screen never notices it)
+            while any(w.group == "prepare" and not w.is_finished for w in app.workers):
+                await asyncio.sleep(0.01)
+            screen.query_one("#prompt", Input).focus()
+            await pilot.pause()
+            typed = screen.params.prompt or ""
+            for key in keys:
+                typed += key
+                mark = time.perf_counter()
+                press = asyncio.create_task(pilot.press("space" if key == " " else key))
+                while True:
+                    seen = painted[0]
+                    if seen is not None and seen[0] > mark and seen[1].params.prompt == typed:
+                        break
+                    if time.perf_counter() - mark > 120:
+                        raise SystemExit("the table never showed the new prompt's trace")
+                    await asyncio.sleep(0.0005)
+                times.append(seen[0] - mark)
+                await press
+                await asyncio.sleep(0.05)  # a person types a few keys a second at most
+
+    asyncio.run(main())
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {"tui": times, "rss": [rss * 1024 / 1e6]}
+
+
+def worker_cli(db: Path) -> dict[str, Any]:
+    _, params = scenario(db)
+    exe = Path(sys.executable).with_name("ctxview")
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "ctxview"]
+    command += ["assemble", str(db), "--format", "json", "--budget", str(params.token_budget), "--prompt", PROMPT,
+                "--prompt-aware"]
+    mark = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return {"cli": [time.perf_counter() - mark]}
+
+
+WORKERS = {"core": worker_core, "sweep": worker_sweep, "cli": worker_cli}
+
+
+def run_worker(kind: str, db: Path, extra: list[str]) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--worker", kind, "--db", str(db), *extra]
+    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"worker {kind} on {db.name} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = f", {int(line.split()[1]) / 1024 / 1024:.0f} GiB RAM"
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){ram}, Python {platform.python_version()}, {platform.system()}"
+
+
+def fmt(value: float, unit: str) -> str:
+    if unit == "ms":
+        return f"{value * 1000:.1f}"
+    if unit == "s":
+        return f"{value:.2f}"
+    return f"{value:.0f}"
+
+
+def render(results: dict[int, dict[str, list[float]]], items: dict[int, int], sizes: list[int]) -> tuple[str, bool]:
+    head = "| measure | " + " | ".join(f"{s:,} items ({items[s]:,})" for s in sizes) + " |"
+    lines = [head, "|---|" + "---|" * len(sizes)]
+    ok = True
+    for measure, (unit, targets) in TARGETS.items():
+        cells = []
+        for size in sizes:
+            values = results[size].get(measure)
+            if not values:
+                cells.append("—")
+                continue
+            med, top = statistics.median(values), max(values)
+            target = targets.get(size)
+            verdict = ""
+            if target is not None:
+                good = (med if measure not in ("rss", "open", "cli", "sweep") else top) * (
+                    1000 if unit == "ms" else 1
+                ) <= target
+                ok = ok and good
+                verdict = (" ✓" if good else " ✗") + f" (≤ {target:g})"
+            cells.append(f"{fmt(med, unit)} / {fmt(top, unit)}{verdict}")
+        lines.append(f"| {LABELS[measure]} [{unit}, median / max] | " + " | ".join(cells) + " |")
+    return "\n".join(lines), ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="2000,10000,100000", help="context-item counts (comma separated)")
+    parser.add_argument("--repeat", type=int, default=5, help="fresh processes per measure (default 5)")
+    parser.add_argument("--keys", default="dat", help="characters typed in the TUI measure, per process")
+    parser.add_argument("--skip", default="", help="measures to skip (comma separated: core,tui,cli,sweep)")
+    parser.add_argument("--json", metavar="FILE", help="also write the raw timings here")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        db = Path(args.db)
+        out = worker_tui(db, args.keys) if args.worker == "tui" else WORKERS[args.worker](db)
+        print(json.dumps(out))
+        return 0
+
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    skip = {s for s in args.skip.split(",") if s}
+    results: dict[int, dict[str, list[float]]] = {}
+    items: dict[int, int] = {}
+    for size in sizes:
+        db = session_db(size)
+        merged: dict[str, list[float]] = {}
+        kinds = [k for k in ("core", "tui", "cli", "sweep") if k not in skip]
+        for kind in kinds:
+            if kind == "sweep" and size > 10_000:
+                continue  # the sweep target is set at 10,000 items
+            for _ in range(args.repeat):
+                extra = ["--keys", args.keys] if kind == "tui" else []
+                out = run_worker(kind, db, extra)
+                items[size] = out.pop("items", items.get(size, 0))
+                out.pop("sweep_runs", None)
+                for name, values in out.items():
+                    merged.setdefault(name, []).extend(values)
+            print(f"{size:,}: {kind} done", file=sys.stderr, flush=True)
+        if size not in items:
+            from ctxview.store import LcmStore
+
+            with LcmStore(db) as store:
+                items[size] = len(store.load_session().items)
+        results[size] = merged
+    table, ok = render(results, items, sizes)
+    print(f"machine: {machine()}")
+    print(f"scenario: engine on, fresh tail 64, prompt-aware, budget = min(128,000, ¼ of the item tokens); "
+          f"{args.repeat} processes per measure; prompt typed: {PROMPT!r}")
+    print(table)
+    print("all targets met" if ok else "some targets missed")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"items": items, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

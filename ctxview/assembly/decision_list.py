@@ -1,0 +1,253 @@
+"""The decisions of one run as a lazy, read-only sequence.
+
+A 100,000-item session cannot afford 100,000 ``Decision`` objects (and their
+reason strings) on every keystroke, and no view looks at more than a screenful
+of them.  ``DecisionList`` builds decisions in chunks the first time they are
+read, with the very code that would have built them eagerly, then applies the
+engine's later changes; columns that views scan as a whole (outcomes for the
+what-changed diff, tokens for the budget line) come from fast providers that
+never build a ``Decision``.  Iterating it builds everything: exports and the
+CLI do that once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+from ctxview.model import Decision
+
+CHUNK = 256
+
+Builder = Callable[[int, int], list[Decision]]  # (start, stop) → fresh decisions for those positions
+ColumnProvider = Callable[[], list[Any]]
+
+
+class DecisionList(Sequence[Decision]):
+    """``count`` decisions built on demand by ``build``, then ``extra`` ones appended as they are."""
+
+    __slots__ = (
+        "_build",
+        "_chunks",
+        "_columns",
+        "_count",
+        "_extra",
+        "_index_of_key",
+        "_memo",
+        "_overrides",
+        "_resets",
+    )
+
+    def __init__(
+        self,
+        count: int,
+        build: Builder,
+        *,
+        columns: dict[str, ColumnProvider] | None = None,
+        index_of_key: Callable[[], dict[str, int]] | None = None,
+    ) -> None:
+        self._count = count
+        self._build = build
+        self._chunks: list[list[Decision] | None] = [None] * ((count + CHUNK - 1) // CHUNK)
+        self._columns = dict(columns or {})
+        self._extra: list[Decision] = []
+        self._overrides: dict[int, dict[str, Any]] = {}
+        self._resets: dict[str, Any] = {}
+        self._index_of_key = index_of_key
+        self._memo: dict[str, list[Any]] = {}  # columns computed since the last change
+
+    # --- what the pipeline adds ------------------------------------------------------------------
+
+    def reset_field(self, name: str, value: Any) -> None:
+        """Every built decision gets ``name = value`` before its overrides (before any is read)."""
+        self._resets[name] = value
+        self._memo.clear()
+
+    def override(self, index: int, fields: dict[str, Any]) -> None:
+        """Fields set on decision ``index`` after it is built (later calls win per field)."""
+        if index >= self._count:
+            self.override_keys({self._extra[index - self._count].key: fields})
+            return
+        self._memo.clear()
+        existing = self._overrides.get(index)
+        if existing is None:
+            self._overrides[index] = dict(fields)
+        else:
+            existing.update(fields)
+        self._apply_built(index, fields)
+
+    def _apply_built(self, index: int, fields: dict[str, Any]) -> None:
+        """A decision already built gets the fields at once."""
+        if 0 <= index < self._count:
+            chunk = self._chunks[index // CHUNK]
+            if chunk is not None:
+                decision = chunk[index % CHUNK]
+                for name, value in fields.items():
+                    setattr(decision, name, value)
+
+    def override_keys(self, updates: dict[str, dict[str, Any]]) -> None:
+        """``override`` by decision key, for many keys at once (unknown keys are ignored)."""
+        known = self._index_of_key() if self._index_of_key is not None else None
+        overrides = self._overrides
+        self._memo.clear()
+        for key, fields in updates.items():
+            index = known.get(key) if known is not None and key[:2] != "l:" else None
+            if index is None:
+                index = self.index_of(key)
+                if index is None:
+                    continue
+            if index >= self._count:  # an appended decision is stored as it is: set the fields on it
+                decision = self._extra[index - self._count]
+                for name, value in fields.items():
+                    setattr(decision, name, value)
+                continue
+            existing = overrides.get(index)
+            if existing is None:
+                overrides[index] = dict(fields)
+            else:
+                existing.update(fields)
+            if self._chunks[index // CHUNK] is not None:
+                self._apply_built(index, fields)
+
+    def fork(self) -> DecisionList:
+        """A new list over the same run: same builder and columns, none of this list's changes."""
+        if self._extra or self._overrides or self._resets:
+            raise RuntimeError("fork() is for an unchanged list (the assembler's own)")
+        return DecisionList(self._count, self._build, columns=self._columns, index_of_key=self._index_of_key)
+
+    def overridden(self, name: str) -> dict[int, Any]:
+        """Position → value of every override that sets ``name``."""
+        return {index: fields[name] for index, fields in sorted(self._overrides.items()) if name in fields}
+
+    def extend(self, decisions: Sequence[Decision]) -> None:
+        """Append finished decisions (live inputs); they are stored as they are."""
+        self._extra.extend(decisions)
+        self._memo.clear()
+
+    def index_of(self, key: str) -> int | None:
+        """Position of the decision with ``key`` (context items and appended ones)."""
+        if self._index_of_key is not None and key[:2] != "l:":
+            found = self._index_of_key().get(key)
+            if found is not None:
+                return found
+        for offset, decision in enumerate(self._extra):
+            if decision.key == key:
+                return self._count + offset
+        if self._index_of_key is None:
+            for index in range(self._count):
+                if self[index].key == key:
+                    return index
+        return None
+
+    @property
+    def base_count(self) -> int:
+        """Decisions of context items (the lazily built part)."""
+        return self._count
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def _chunk(self, number: int) -> list[Decision]:
+        chunk = self._chunks[number]
+        if chunk is None:
+            start = number * CHUNK
+            stop = min(self._count, start + CHUNK)
+            chunk = self._build(start, stop)
+            if len(chunk) != stop - start:
+                raise RuntimeError(f"decision builder returned {len(chunk)} decisions for {stop - start} positions")
+            resets = self._resets
+            overrides = self._overrides
+            for offset, decision in enumerate(chunk):
+                for name, value in resets.items():
+                    setattr(decision, name, value)
+                fields = overrides.get(start + offset)
+                if fields:
+                    for name, value in fields.items():
+                        setattr(decision, name, value)
+            self._chunks[number] = chunk
+        return chunk
+
+    def __len__(self) -> int:
+        return self._count + len(self._extra)
+
+    @overload
+    def __getitem__(self, index: int) -> Decision: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Decision]: ...
+
+    def __getitem__(self, index: int | slice) -> Decision | list[Decision]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index < 0 or index >= len(self):
+            raise IndexError("decision index out of range")
+        if index >= self._count:
+            return self._extra[index - self._count]
+        return self._chunk(index // CHUNK)[index % CHUNK]
+
+    def __iter__(self) -> Iterator[Decision]:
+        for number in range(len(self._chunks)):
+            yield from self._chunk(number)
+        yield from self._extra
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (DecisionList, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DecisionList({len(self)} decisions)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))  # copies and pickles are plain lists
+
+    @property
+    def built(self) -> int:
+        """How many context-item decisions have been built so far (for tests and benchmarks)."""
+        return sum(len(chunk) for chunk in self._chunks if chunk is not None)
+
+    def column(self, name: str) -> list[Any]:
+        """``[getattr(d, name) for d in self]`` without building decisions where a provider exists.
+
+        The list is shared between calls until the decisions change: read it, do not modify it.
+        """
+        memo = self._memo.get(name)
+        if memo is not None:
+            return memo
+        values = self._column(name)
+        self._memo[name] = values
+        return values
+
+    def _column(self, name: str) -> list[Any]:
+        provider = self._columns.get(name)
+        if provider is None:
+            return [getattr(d, name) for d in self]
+        if name in self._resets:
+            values = [self._resets[name]] * self._count
+        else:
+            values = list(provider())
+        for index, fields in self._overrides.items():
+            if name in fields:
+                values[index] = fields[name]
+        values.extend(getattr(d, name) for d in self._extra)
+        return values
+
+
+def column(decisions: Sequence[Decision], name: str) -> list[Any]:
+    """A field of every decision, the fast way when ``decisions`` is a ``DecisionList``."""
+    if isinstance(decisions, DecisionList):
+        return decisions.column(name)
+    return [getattr(d, name) for d in decisions]
+
+
+def index_of(decisions: Sequence[Decision], key: str) -> int | None:
+    """Position of the decision with ``key``, or None."""
+    if isinstance(decisions, DecisionList):
+        return decisions.index_of(key)
+    for index, decision in enumerate(decisions):
+        if decision.key == key:
+            return index
+    return None

@@ -1,0 +1,156 @@
+"""An inverted index of the §6.2 terms, so a prompt edit only touches items that contain its terms.
+
+BM25-lite gives an item the score Σ tf/N over the distinct prompt terms, in
+prompt order.  Items without any prompt term score exactly 0.0, and in a long
+session that is nearly all of them; the index finds the others from the
+postings of the prompt's terms and adds their contributions in prompt order,
+so every float is bit-identical to ``score_item``.  The selection order
+(score descending, newer first on ties) then needs a sort of the scored items
+only: the zero-score ones follow in index-descending order, exactly where the
+reference's stable sort puts them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ctxview.assembly.resolve import ResolvedItem, tokenize
+from ctxview.assembly.scoring import score_item
+from ctxview.model import TermMatch
+
+_ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
+
+
+class TermIndex:
+    """Postings (item position → tf) per term and the term count of every item of one resolved list."""
+
+    def __init__(self, items: Sequence[ResolvedItem]) -> None:
+        self.position = {id(item): pos for pos, item in enumerate(items)}
+        self.totals: list[int] = []
+        # term → (positions, term frequencies): two compact int arrays (a 100,000-item session has
+        # millions of postings; tuples would cost ten times the memory)
+        postings: dict[str, tuple[array[int], array[int]]] = {}
+        get = postings.get
+        for pos, item in enumerate(items):
+            cached = item._terms
+            if cached is not None:
+                counts, total = cached
+            else:
+                terms = tokenize(item.text)
+                counts, total = Counter(terms), len(terms)
+            self.totals.append(total)
+            for term, tf in counts.items():
+                bucket = get(term)
+                if bucket is None:
+                    postings[term] = (array("i", (pos,)), array("i", (tf,)))
+                else:
+                    bucket[0].append(pos)
+                    bucket[1].append(tf)
+        self.postings = postings
+
+    def positive_scores(self, terms: Sequence[str]) -> dict[int, float]:
+        """Item position → score, for the items that contain at least one of ``terms`` (distinct, in order)."""
+        scores: dict[int, float] = {}
+        totals = self.totals
+        get = scores.get
+        for term in terms:
+            bucket = self.postings.get(term)
+            if bucket is None:
+                continue
+            for pos, tf in zip(bucket[0], bucket[1], strict=True):
+                scores[pos] = get(pos, 0.0) + tf / totals[pos]
+        return scores
+
+
+class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
+    """``[score_item(item, terms) for item in evictable]``, with only the non-zero entries computed up front.
+
+    ``items`` is the resolved list the index was built from and ``evictable`` its
+    evictable prefix in the same order (the focus item, if any, left out);
+    ``copies`` are the evictable indexes holding stub copies, scored directly.
+    """
+
+    def __init__(
+        self,
+        evictable: Sequence[ResolvedItem],
+        terms: tuple[str, ...],
+        index: TermIndex,
+        items: Sequence[ResolvedItem],
+        *,
+        focus_position: int | None = None,
+        copies: Sequence[int] = (),
+    ) -> None:
+        self.evictable = evictable
+        self.terms = terms
+        self.positive: dict[int, float] = {}  # evictable index → score > 0
+        self._direct: dict[int, tuple[float, tuple[TermMatch, ...]]] = {}
+        self.index = index
+        count = len(evictable)
+        copied = set(copies)
+        mismatch = False
+        for pos, score in index.positive_scores(terms).items():
+            if focus_position is not None and pos >= focus_position:
+                if pos == focus_position:
+                    continue
+                i = pos - 1
+            else:
+                i = pos
+            if i < count:
+                if evictable[i] is items[pos]:
+                    self.positive[i] = score
+                elif i not in copied:
+                    mismatch = True
+        if mismatch:  # evictable is not the prefix it should be: map every item (slow, still exact)
+            self.positive.clear()
+            by_position = index.positive_scores(terms)
+            for i, item in enumerate(evictable):
+                pos = index.position.get(id(item))
+                if pos is not None and pos in by_position:
+                    self.positive[i] = by_position[pos]
+        for i in copies:
+            scored = score_item(evictable[i], terms)
+            self._direct[i] = scored
+            self.positive.pop(i, None)
+            if scored[0] > 0:
+                self.positive[i] = scored[0]
+
+    def __len__(self) -> int:
+        return len(self.evictable)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self.evictable)
+        if not 0 <= i < len(self.evictable):
+            raise IndexError("score index out of range")
+        direct = self._direct.get(i)
+        if direct is not None:
+            return direct
+        if i not in self.positive:
+            return _ZERO
+        return score_item(self.evictable[i], self.terms)
+
+    def __iter__(self) -> Iterator[tuple[float, tuple[TermMatch, ...]]]:
+        for i in range(len(self.evictable)):
+            yield self[i]
+
+    def score_list(self) -> list[float]:
+        """The plain scores, 0.0 for every item without a prompt term."""
+        scores = [0.0] * len(self.evictable)
+        for i, score in self.positive.items():
+            scores[i] = score
+        return scores
+
+    def order(self) -> list[int]:
+        """Evictable indexes by score descending, larger index first on ties (the reference's order)."""
+        positive = self.positive
+        ranked = sorted(positive, key=lambda i: (-positive[i], -i))
+        if positive:
+            ranked.extend(i for i in range(len(self.evictable) - 1, -1, -1) if i not in positive)
+        else:
+            ranked.extend(range(len(self.evictable) - 1, -1, -1))
+        return ranked

@@ -1,0 +1,369 @@
+"""Budget sweep: what is kept at every budget from the fresh-tail size to the whole session.
+
+Two kinds of numbers, and the sweep says which is which:
+
+* **exact runs** — ``SessionAssembler.run`` at each budget of the sweep (the
+  real pipeline: selection, clean-up, pairing repair, engine step).  From them
+  come the tokens kept per budget and, per item, ``min_budget``: the smallest
+  budget *of the sweep* at which its final outcome is a kept one.  Nothing is
+  re-derived, so these are exact at the sweep's resolution.
+* **structure** — the budget pass alone is monotone where it can be: the
+  chronological walk keeps item *i* exactly when the tokens from *i* to the
+  newest fit, and the prompt-aware greedy walk keeps the *k*-th item of its
+  priority order at every budget ≥ the tokens of the first *k* (and drops it
+  one token below).  ``kept_from`` is that budget, exact to the token, computed
+  from one ordering with prefix sums instead of a bisection per item.  Below it
+  the greedy walk may still keep an item by skipping a larger one (not
+  monotone), which only the exact runs show; clean-up and the engine step can
+  also drop a selected item, which is why ``min_budget`` comes from runs.
+
+Pure: no Textual, no printing (``text_chart`` returns a string).
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from dataclasses import dataclass, field, replace
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any
+
+from ctxview.assembly.decision_list import column
+from ctxview.model import KEPT_OUTCOMES, Params, Trace
+
+if TYPE_CHECKING:
+    from ctxview.pipeline import SessionAssembler
+
+DEFAULT_POINTS = 64
+DEFAULT_RUNS = 6
+
+
+@dataclass(slots=True)
+class SweepResult:
+    """Tokens kept per budget and, per decision key, the budgets from which it is kept."""
+
+    budgets: list[int]  # token budgets assembled exactly, ascending
+    kept_tokens: list[int]  # assembler estimate (§6) per budget: the tokens the budget pass kept (every budget)
+    final_tokens: list[int | None]  # what the model receives (serialized, after the engine); exact runs only
+    kept_items: list[int | None]  # decisions with a kept outcome, per budget; exact runs only
+    min_budget: dict[str, int | None]  # key → smallest swept budget with a kept outcome (None: never)
+    kept_from: dict[str, int]  # key → budget from which the budget pass keeps it at every larger budget
+    selection_mode: str  # chronological | prompt-aware | full-fit (at the smallest budget)
+    monotone: bool  # the budget pass is monotone for these params (chronological walk)
+    tail_tokens: int  # fresh tail + focus brief (always kept)
+    total_tokens: int  # tail + every evictable item: from here on everything fits
+    reserved_tokens: int
+    exact_runs: int
+    elapsed: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def min_budget_of(self, key: str) -> int | None:
+        return self.min_budget.get(key)
+
+
+def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
+    """(smallest, largest) token budget worth sweeping: the fresh-tail size and the whole session.
+
+    With the engine step on, the top is where nothing is cut any more: the whole
+    session's serialized size when the serialized clamp still cuts at its item total.
+    """
+    low, high = _range_of(assembler.run(params))
+    top = assembler.run(replace(params, token_budget=high))
+    clamp = top.stages.get("serializedClamp") or {}
+    if clamp.get("clamped"):
+        before = clamp.get("serializedTokensBefore")
+        if isinstance(before, int) and before > high - max(0, params.reserved_tokens):
+            high = before + max(0, params.reserved_tokens)
+    return low, high
+
+
+def _range_of(trace: Trace) -> tuple[int, int]:
+    s = trace.summary
+    reserved = max(0, trace.params.reserved_tokens)
+    low = max(1, s.tail_tokens + s.focus_tokens + reserved)
+    high = max(low, s.tail_tokens + s.focus_tokens + s.evictable_total_tokens + reserved)
+    return low, high
+
+
+def default_budgets(assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS) -> list[int]:
+    """``points`` budgets evenly spaced from the fresh-tail size to the total, both ends included."""
+    low, high = budget_range(assembler, params)
+    return spaced(low, high, points)
+
+
+def spaced(low: int, high: int, points: int) -> list[int]:
+    """Whole budgets from ``low`` to ``high`` inclusive, about ``points`` of them, ascending, no repeats."""
+    if points < 2 or high <= low:
+        return sorted({low, high})
+    step = (high - low) / (points - 1)
+    return sorted({max(1, round(low + i * step)) for i in range(points)} | {low, high})
+
+
+def sweep(
+    assembler: SessionAssembler, params: Params, budgets: list[int], *, runs: int | None = DEFAULT_RUNS
+) -> SweepResult:
+    """Tokens kept at every budget of ``budgets``; exact full runs at ``runs`` of them (None: all).
+
+    ``kept_tokens`` (the assembler's estimate, fixed by the budget pass) is exact at
+    every budget: the pass is replayed from one ordering, no clean-up needed.
+    ``final_tokens`` and ``kept_items`` come from the exact runs (None elsewhere),
+    and so does ``min_budget``.
+    """
+    started = time.perf_counter()
+    budgets = sorted({int(b) for b in budgets if int(b) >= 1})
+    if not budgets:
+        raise ValueError("a sweep needs at least one budget ≥ 1")
+    plan = _Plan.of(assembler, params)
+    kept_tokens = [plan.kept_tokens(budget) for budget in budgets]
+    exact = set(budgets if runs is None else spaced_subset(budgets, runs))
+    final_tokens: list[int | None] = []
+    kept_items: list[int | None] = []
+    min_budget: dict[str, int | None] = {}
+    for budget in budgets:
+        if budget not in exact:
+            final_tokens.append(None)
+            kept_items.append(None)
+            continue
+        trace = assembler.run(replace(params, token_budget=budget))
+        if trace.summary.assembler_tokens != plan.kept_tokens(budget):
+            raise RuntimeError(f"sweep replay disagrees with the assembler at budget {budget}")  # a bug, loudly
+        final_tokens.append(trace.summary.final_tokens)
+        count = 0
+        for key, outcome in zip(column(trace.decisions, "key"), column(trace.decisions, "outcome"), strict=True):
+            if key not in min_budget:
+                min_budget[key] = None
+            if outcome in KEPT_OUTCOMES:
+                count += 1
+                if min_budget[key] is None:
+                    min_budget[key] = budget
+        kept_items.append(count)
+    notes = [
+        f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
+        f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step) give the final tokens and "
+        "min budget, exact at their resolution",
+        "kept from: exact to the token, from the "
+        + ("chronological walk (monotone)" if plan.monotone else "greedy priority order (kept at every larger budget)"),
+    ]
+    return SweepResult(
+        budgets=budgets,
+        kept_tokens=kept_tokens,
+        final_tokens=final_tokens,
+        kept_items=kept_items,
+        min_budget=min_budget,
+        kept_from=plan.thresholds,
+        selection_mode=plan.mode,
+        monotone=plan.monotone,
+        tail_tokens=plan.base,
+        total_tokens=plan.base + plan.total,
+        reserved_tokens=plan.reserved,
+        exact_runs=len(exact),
+        elapsed=time.perf_counter() - started,
+        notes=notes,
+    )
+
+
+def spaced_subset(budgets: list[int], count: int) -> list[int]:
+    """About ``count`` budgets of a sorted list, evenly spread, both ends included."""
+    if count >= len(budgets):
+        return list(budgets)
+    if count <= 1:
+        return [budgets[-1]]
+    step = (len(budgets) - 1) / (count - 1)
+    return sorted({budgets[round(i * step)] for i in range(count)})
+
+
+@dataclass(slots=True)
+class _Plan:
+    """The budget pass for fixed non-budget parameters: one ordering, replayed at any budget."""
+
+    tokens: list[int]  # evictable tokens in walk order (priority order, or newest first)
+    prefix: list[int]  # running sums of ``tokens``
+    greedy: bool  # prompt-aware: skip what does not fit and go on; else stop at the first misfit
+    base: int  # fresh tail + focus tokens
+    total: int  # every evictable token
+    reserved: int
+    thresholds: dict[str, int]
+    mode: str
+    monotone: bool
+
+    @classmethod
+    def of(cls, assembler: SessionAssembler, params: Params) -> _Plan:
+        thresholds, mode, monotone, ctx, base = _selection(assembler, params)
+        reserved = max(0, params.reserved_tokens)
+        if ctx is None:
+            return cls([], [], False, base, 0, reserved, thresholds, mode, True)
+        evictable = ctx.evictable
+        order = _priority_order(ctx) if mode == "prompt-aware" else list(range(len(evictable) - 1, -1, -1))
+        tokens = [evictable[i].tokens for i in order]
+        return cls(tokens, list(accumulate(tokens)), mode == "prompt-aware", base, sum(tokens), reserved,
+                   thresholds, mode, monotone)
+
+    def kept_tokens(self, budget: int) -> int:
+        """The assembler's estimate at ``budget``: fresh tail + focus + what the pass keeps."""
+        effective = max(1, budget - self.reserved)
+        remaining = max(0, effective - self.base)
+        if self.total <= remaining:
+            return self.base + self.total
+        if not self.greedy:
+            return self.base + _largest_prefix_within(self.prefix, remaining)
+        accum = _largest_prefix_within(self.prefix, remaining)  # the first items all fit …
+        start = bisect_right(self.prefix, remaining)
+        for tokens in self.tokens[start + 1 :]:  # … then the walk skips what does not fit
+            if accum + tokens <= remaining:
+                accum += tokens
+        return self.base + accum
+
+
+def _largest_prefix_within(prefix: list[int], limit: int) -> int:
+    index = bisect_right(prefix, limit)
+    return prefix[index - 1] if index else 0
+
+
+def selection_thresholds(assembler: SessionAssembler, params: Params) -> tuple[dict[str, int], str, bool]:
+    """Per key, the token budget from which the budget pass keeps the item at every larger budget.
+
+    Fresh-tail and focus items are kept at any budget (their threshold is the fresh-tail size).
+    Returns (thresholds, the mode below the total, whether the pass is monotone).
+    """
+    thresholds, mode, monotone, _, _ = _selection(assembler, params)
+    return thresholds, mode, monotone
+
+
+def _selection(assembler: SessionAssembler, params: Params) -> tuple[dict[str, int], str, bool, Any, int]:
+    from ctxview.assembly.assembler import assemble_context
+
+    session = assembler.session
+    reserved = max(0, params.reserved_tokens)
+    # a budget of 1 puts the pass in its eviction mode; the order it walks does not depend on the budget
+    asm = assemble_context(
+        session,
+        token_budget=1,
+        prompt=params.prompt,
+        fresh_tail_count=params.fresh_tail_count,
+        fresh_tail_max_tokens=params.fresh_tail_max_tokens,
+        prompt_aware_eviction=params.prompt_aware_eviction,
+        stub_large_tool_payloads=params.stub_large_tool_payloads,
+        timezone=params.timezone,
+        resolved=assembler.resolved(params.timezone),
+        rescorer=assembler.rescorer(params),
+    )
+    base = asm.tail_tokens + asm.focus_tokens
+    thresholds: dict[str, int] = {}
+    source = asm._trace_source
+    if source is None:
+        return thresholds, asm.selection_mode, True, None, base
+    ctx: Any = source[0]
+    evictable = ctx.evictable
+    mode = asm.selection_mode
+    if mode == "prompt-aware":
+        order = _priority_order(ctx)
+    else:
+        order = list(range(len(evictable) - 1, -1, -1))  # newest first: suffix sums
+    tokens = [evictable[i].tokens for i in order]
+    for index, needed in zip(order, accumulate(tokens), strict=True):
+        thresholds[evictable[index].key] = max(1, needed + base + reserved)
+    for key, segment in zip(column(asm.decisions, "key"), column(asm.decisions, "segment"), strict=True):
+        if segment in ("fresh-tail", "focus") and key not in thresholds:
+            thresholds[key] = max(1, base + reserved)
+    return thresholds, mode, mode != "prompt-aware", ctx, base
+
+
+def _priority_order(ctx: Any) -> list[int]:
+    """The order the prompt-aware pass walked (the selection records each item's rank)."""
+    rank = ctx.selection.rank
+    order = [0] * len(rank)
+    for index, r in enumerate(rank):
+        order[r - 1] = index
+    return order
+
+
+# --- the chart -----------------------------------------------------------------------------------
+
+_BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def chart_rows(result: SweepResult, width: int, height: int) -> list[str]:
+    """Columns of eighth-blocks: tokens kept (bars) against the budget; ``·`` marks the budget itself."""
+    width = max(8, width)
+    height = max(3, height)
+    budgets = result.budgets
+    top, floor = y_range(result)
+    cells = [[" "] * width for _ in range(height)]
+    low, high = budgets[0], budgets[-1]
+    span = max(1, high - low)
+    for x in range(width):
+        budget = low + span * x / max(1, width - 1)
+        # the last swept budget at or below this column (a step function, as the runs are)
+        at = 0
+        for i, b in enumerate(budgets):
+            if b <= budget + 1e-9:
+                at = i
+        value = (result.kept_tokens[at] - floor) / max(1, top - floor) * height
+        full = int(value)
+        for y in range(height):
+            level = height - 1 - y
+            if level < full:
+                cells[y][x] = "█"
+            elif level == full:
+                cells[y][x] = _BLOCKS[int((value - full) * 8)]
+        diagonal = int((budget - floor) / max(1, top - floor) * height)
+        if 0 <= diagonal < height:
+            y = height - 1 - diagonal
+            if cells[y][x] == " ":
+                cells[y][x] = "·"
+    return ["".join(row) for row in cells]
+
+
+def y_range(result: SweepResult) -> tuple[int, int]:
+    """(top, floor) of the token axis: from just below the smallest value to the largest."""
+    values = [*result.kept_tokens, *result.budgets]
+    top, low = max([*values, 1]), min(values)
+    floor = max(0, low - max(1, (top - low) // 10))
+    return top, floor
+
+
+def text_chart(result: SweepResult, width: int = 64, height: int = 12) -> str:
+    """The sweep as text: the chart with axes, then the numbers of every exact run."""
+    rows = chart_rows(result, width, height)
+    top, floor = y_range(result)
+    label_width = len(f"{top:,}")
+    lines = ["tokens kept by the budget pass (█) vs the budget (·)"]
+    for i, row in enumerate(rows):
+        label = f"{top:,}" if i == 0 else (f"{floor:,}" if i == len(rows) - 1 else "")
+        lines.append(f"{label:>{label_width}} │{row}")
+    lines.append(" " * label_width + " └" + "─" * len(rows[0]))
+    low, high = f"{result.budgets[0]:,}", f"{result.budgets[-1]:,}"
+    gap = max(1, len(rows[0]) - len(low) - len(high))
+    lines.append(" " * (label_width + 2) + low + " " * gap + high + "  budget")
+    lines.append("")
+    lines.append(f"{'budget':>12} {'kept':>12} {'final':>12} {'items kept':>11}   (exact runs)")
+    for budget, kept, final, items in zip(
+        result.budgets, result.kept_tokens, result.final_tokens, result.kept_items, strict=True
+    ):
+        if final is not None and items is not None:
+            lines.append(f"{budget:>12,} {kept:>12,} {final:>12,} {items:>11,}")
+    lines.append("")
+    lines.extend(f"note: {note}" for note in result.notes)
+    lines.append(f"{result.exact_runs} runs in {result.elapsed:.2f} s")
+    return "\n".join(lines)
+
+
+def sweep_json(result: SweepResult) -> dict[str, Any]:
+    """The sweep as a JSON document (keys in camelCase like the rest of ctxview's JSON)."""
+    return {
+        "budgets": result.budgets,
+        "keptTokens": result.kept_tokens,
+        "finalTokens": result.final_tokens,
+        "keptItems": result.kept_items,
+        "selectionMode": result.selection_mode,
+        "monotone": result.monotone,
+        "tailTokens": result.tail_tokens,
+        "totalTokens": result.total_tokens,
+        "reservedTokens": result.reserved_tokens,
+        "exactRuns": result.exact_runs,
+        "items": [
+            {"key": key, "minBudget": result.min_budget.get(key), "keptFrom": result.kept_from.get(key)}
+            for key in result.min_budget
+        ],
+        "notes": list(result.notes),
+    }

@@ -1,0 +1,137 @@
+"""Budget sweep: the replayed budget pass, the exact thresholds and the min budgets against real runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ctxview.cli import _add_selection_flags
+from ctxview.model import KEPT_OUTCOMES, Params
+from ctxview.pipeline import SessionAssembler
+from ctxview.samples import build_sample, ensure_demo_db
+from ctxview.store import LcmStore
+from ctxview.sweep import _Plan, default_budgets, spaced, sweep, text_chart
+from ctxview.sweep_cli import add_sweep_arguments, run_sweep
+
+
+@pytest.fixture(scope="module")
+def medium(tmp_path_factory: pytest.TempPathFactory) -> SessionAssembler:
+    path = tmp_path_factory.mktemp("sweep") / "medium.db"
+    build_sample(path, "medium", messages=600)
+    with LcmStore(path) as store:
+        return SessionAssembler(store.load_session())
+
+
+@pytest.fixture(scope="module")
+def demo() -> SessionAssembler:
+    with LcmStore(ensure_demo_db()) as store:
+        return SessionAssembler(store.load_session())
+
+
+MODES = [
+    Params(prompt="database migration rollback", prompt_aware_eviction=True),
+    Params(prompt="database migration rollback", prompt_aware_eviction=True, engine=False, fresh_tail_count=8),
+    Params(prompt=None, prompt_aware_eviction=False, fresh_tail_count=16),
+    Params(prompt="deploy", prompt_aware_eviction=True, reserved_tokens=300, stub_large_tool_payloads=True),
+]
+
+
+def test_spaced_budgets() -> None:
+    assert spaced(10, 100, 4) == [10, 40, 70, 100]
+    assert spaced(5, 5, 10) == [5]
+    assert spaced(1, 3, 10) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("params", MODES)
+def test_replayed_pass_equals_every_exact_run(medium: SessionAssembler, params: Params) -> None:
+    budgets = default_budgets(medium, params, points=15)
+    result = sweep(medium, params, budgets, runs=None)  # sweep raises if a replay disagrees with its run
+    assert result.exact_runs == len(budgets) == len(result.kept_tokens)
+    for budget, kept, final, items in zip(
+        budgets, result.kept_tokens, result.final_tokens, result.kept_items, strict=True
+    ):
+        trace = medium.run(replace(params, token_budget=budget))
+        assert kept == trace.summary.assembler_tokens
+        assert final == trace.summary.final_tokens
+        assert items == sum(1 for d in trace.decisions if d.outcome in KEPT_OUTCOMES)
+
+
+@pytest.mark.parametrize("params", MODES)
+def test_min_budget_is_the_first_exact_run_that_keeps_the_item(medium: SessionAssembler, params: Params) -> None:
+    budgets = default_budgets(medium, params, points=9)
+    result = sweep(medium, params, budgets, runs=5)
+    ran = [b for b, final in zip(result.budgets, result.final_tokens, strict=True) if final is not None]
+    assert len(ran) == 5 and ran[0] == budgets[0] and ran[-1] == budgets[-1]
+    first: dict[str, int | None] = {}
+    for budget in ran:
+        for d in medium.run(replace(params, token_budget=budget)).decisions:
+            first.setdefault(d.key, None)
+            if d.outcome in KEPT_OUTCOMES and first[d.key] is None:
+                first[d.key] = budget
+    assert result.min_budget == first
+
+
+@pytest.mark.parametrize("params", MODES)
+def test_kept_from_is_exact_to_the_token(medium: SessionAssembler, params: Params) -> None:
+    plan = _Plan.of(medium, params)
+    rng = random.Random(3)
+    keys = sorted(plan.thresholds)
+    base = plan.base + plan.reserved
+    for key in rng.sample(keys, min(25, len(keys))):
+        threshold = plan.thresholds[key]
+        at = {d.key: d for d in medium.run(replace(params, token_budget=threshold)).decisions}
+        assert at[key].selected, (key, threshold)
+        for above in (threshold + 1, threshold + rng.randint(1, 5000)):
+            assert {d.key: d for d in medium.run(replace(params, token_budget=above)).decisions}[key].selected
+        if threshold > base:  # fresh-tail items are kept at any budget
+            below = {d.key: d for d in medium.run(replace(params, token_budget=threshold - 1)).decisions}
+            assert not below[key].selected, (key, threshold)
+
+
+def test_chronological_pass_is_monotone_and_prompt_aware_is_not(medium: SessionAssembler) -> None:
+    assert _Plan.of(medium, MODES[2]).monotone
+    assert not _Plan.of(medium, MODES[0]).monotone
+
+
+def test_text_chart_and_json_from_the_cli(demo: SessionAssembler, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("db")
+    _add_selection_flags(parser)
+    add_sweep_arguments(parser)
+    db = str(ensure_demo_db())
+    args = parser.parse_args([db, "--prompt", "helm rollback", "--prompt-aware", "--points", "12", "--runs", "4",
+                              "--items", "3", "--fresh-tail-count", "8"])
+    assert run_sweep(args) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("tokens kept by the budget pass (█) vs the budget (·)")
+    assert "(exact runs)" in text and "min budget" in text and "kept from" in text
+    args = parser.parse_args([db, "--prompt", "helm rollback", "--prompt-aware", "--points", "12", "--runs", "0",
+                              "--format", "json", "--fresh-tail-count", "8"])
+    assert run_sweep(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exactRuns"] == len(doc["budgets"]) == 12
+    trace = demo.run(replace(Params(prompt="helm rollback", prompt_aware_eviction=True, fresh_tail_count=8),
+                             token_budget=doc["budgets"][-1]))
+    assert {row["key"] for row in doc["items"]} == {d.key for d in trace.decisions}
+    result = sweep(demo, Params(prompt="helm rollback", prompt_aware_eviction=True, fresh_tail_count=8),
+                   doc["budgets"], runs=None)
+    assert doc["keptTokens"] == result.kept_tokens
+    assert "runs in" in text_chart(result, width=30, height=5)
+
+
+def test_sweep_needs_a_budget(demo: SessionAssembler) -> None:
+    with pytest.raises(ValueError):
+        sweep(demo, Params(), [0, -3])
+
+
+def test_headless_sweep_does_not_import_textual() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, ctxview.sweep, ctxview.sweep_cli; sys.exit('textual' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False, cwd=Path(__file__).parents[2]).returncode == 0

@@ -1,0 +1,69 @@
+"""The inverted term index gives BM25-lite scores and the selection order bit for bit as the direct path."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxview.assembly.resolve import ResolvedItem
+from ctxview.assembly.scoring import prompt_terms, score_item
+from ctxview.assembly.termindex import IndexedScores, TermIndex
+
+VOCAB = ["db", "database", "migration", "rollback", "helm", "a", "the", "x1", "99", "Deploy", "日本語", "-", " ", "\n"]
+
+
+def item(ordinal: int, text: str, *, focus: bool = False) -> ResolvedItem:
+    return ResolvedItem(
+        ordinal=ordinal,
+        message={"role": "user", "content": text},
+        tokens=max(1, len(text) // 4),
+        is_message=True,
+        text=text,
+        is_focus_brief=focus,
+    )
+
+
+texts = st.lists(st.lists(st.sampled_from(VOCAB), max_size=12).map(" ".join), min_size=0, max_size=30)
+prompts = st.lists(st.sampled_from(VOCAB), max_size=5).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=texts, prompt=prompts, focus_at=st.one_of(st.none(), st.integers(0, 30)), cut=st.integers(0, 30))
+def test_indexed_scores_and_order_equal_the_direct_path(
+    texts: list[str], prompt: str, focus_at: int | None, cut: int
+) -> None:
+    items = [item(i, t) for i, t in enumerate(texts)]
+    focus_position = None
+    if focus_at is not None and focus_at <= len(items):
+        items.insert(focus_at, item(-1, "database focus brief", focus=True))
+        focus_position = focus_at
+    terms = tuple(prompt_terms(prompt))
+    evictable = [it for it in items[: min(cut, len(items))] if not it.is_focus_brief]
+    index = TermIndex(items)
+    indexed = IndexedScores(evictable, terms, index, items, focus_position=focus_position)
+    # a fresh copy of every item so that score_item's per-item cache cannot hide a difference
+    direct = [score_item(item(it.ordinal, it.text), terms) for it in evictable]
+    assert list(indexed) == direct
+    assert [indexed[i] for i in range(len(evictable))] == direct
+    scores = [s for s, _ in direct]
+    assert indexed.score_list() == scores
+    reference = sorted(range(len(scores) - 1, -1, -1), key=scores.__getitem__, reverse=True)
+    assert indexed.order() == reference
+
+
+def test_ties_are_broken_towards_the_newer_item() -> None:
+    items = [item(i, "database") for i in range(4)] + [item(4, "database database other")]
+    indexed = IndexedScores(items, ("database",), TermIndex(items), items)
+    # items 0-3 score 1.0, item 4 scores 2/3: newest first among the tied ones
+    assert indexed.order() == [3, 2, 1, 0, 4]
+    assert indexed.positive == {0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0, 4: 2 / 3}
+
+
+def test_stub_copies_are_scored_on_their_own_text() -> None:
+    items = [item(0, "database rollback"), item(1, "nothing here")]
+    stub = item(1, "database stub")
+    stub.stub_of = items[1]
+    evictable = [items[0], stub]
+    indexed = IndexedScores(evictable, ("database",), TermIndex(items), items, copies=[1])
+    assert indexed[1] == score_item(item(1, "database stub"), ("database",))
+    assert indexed[1][0] == 0.5 == indexed[0][0] and indexed.order() == [1, 0]  # a tie: the newer first
