@@ -207,6 +207,31 @@ def try_js_parse(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+def js_string(value: Any) -> str:
+    """``String(value)`` (and a template literal's ``${value}``) for JSON and SQLite values."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, JSNumber):
+        return value.text if value.text != "null" else ("Infinity" if value.value > 0 else "-Infinity")
+    if isinstance(value, int):
+        return str(value) if abs(value) < _MAX_SAFE else js_number_str(float(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return js_number_str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]"
+
+
 # --- serialization --------------------------------------------------------------
 
 _SENTINEL_OPEN = "\u0000\u2063JSNUM:"

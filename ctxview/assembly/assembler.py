@@ -22,7 +22,6 @@ from ctxview.assembly.diagnostics import overflow_diagnostics
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
-from ctxview.assembly.render import js_template
 from ctxview.assembly.rescoring import Ranking, Rescorer
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, gc_paused, resolve_session, unresolved_reason
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
@@ -36,7 +35,7 @@ from ctxview.assembly.tool_pairs import (
     h16_of_jsons,
     sanitize_tool_use_result_pairing_keyed,
 )
-from ctxview.jsjson import js_stringify
+from ctxview.jsjson import js_string, js_stringify
 from ctxview.model import ContextItemRow, Decision, Session, TermMatch, describe_key
 
 __all__ = ["AssemblerResult", "ResolvedItem", "assemble_context", "resolve_session"]
@@ -445,7 +444,7 @@ def _item_label(item: ResolvedItem) -> str:
         return "focus"
     if item.summary is not None:
         kind = item.summary.kind
-        return "leaf" if kind == "leaf" else f"{kind} d{js_template(item.summary.depth)}"
+        return "leaf" if kind == "leaf" else f"{kind} d{js_string(item.summary.depth)}"
     return str(item.message.get("role"))
 
 

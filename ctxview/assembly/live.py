@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxview.assembly.tokens import estimate_tokens
-from ctxview.jsjson import JSNumber, is_blank, js_number_str, js_stringify, js_trim, try_js_parse
+from ctxview.jsjson import JSNumber, is_blank, js_string, js_stringify, js_trim, try_js_parse
 from ctxview.model import PartRow
 
 # --- block type vocabularies ------------------------------------------------------
@@ -87,27 +87,6 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float, JSNumber)) and not isinstance(value, bool)
 
 
-def js_to_string(value: Any) -> str:
-    """``String(value)`` for JSON values."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, JSNumber):
-        return value.text if value.text != "null" else ("Infinity" if value.value > 0 else "-Infinity")
-    if isinstance(value, int):
-        return str(value) if abs(value) < 2**53 else js_number_str(float(value))
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return js_number_str(value)
-    if isinstance(value, list):
-        return ",".join("" if v is None else js_to_string(v) for v in value)
-    return "[object Object]"
 
 
 def _js_truthy(value: Any) -> bool:
@@ -241,8 +220,8 @@ def stored_content(message: Any) -> str:
         return flatten(message["content"])
     if "output" in message:
         command = message.get("command")
-        command_text = "" if command is None else js_to_string(command)
-        return "$ " + command_text + "\n" + js_to_string(message["output"])
+        command_text = "" if command is None else js_string(command)
+        return "$ " + command_text + "\n" + js_string(message["output"])
     return ""
 
 

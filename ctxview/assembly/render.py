@@ -20,7 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
 from ctxview.assembly.tokens import estimate_tokens
-from ctxview.jsjson import JSNumber, js_number_str, js_parse, js_stringify, js_trim
+from ctxview.jsjson import js_parse, js_string, js_stringify, js_trim
 from ctxview.model import FocusBriefRow, MessageRow, PartRow, SummaryRow
 
 
@@ -635,25 +635,6 @@ def escape_text(value: str) -> str:
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def js_template(value: Any) -> str:
-    """How a JS template literal prints a column value (``${value}``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return js_number_str(value)
-    if isinstance(value, JSNumber):
-        return value.text
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
 
 
 def descendant_count(value: Any) -> int:
@@ -669,8 +650,8 @@ def render_summary(summary: SummaryRow, timezone: str) -> str:
     """§3: the ``<summary …>`` XML the model sees for a summary item."""
     attrs = [
         f'id="{escape_attr(summary.summary_id)}"',
-        f'kind="{escape_attr(js_template(summary.kind))}"',
-        f'depth="{js_template(summary.depth)}"',
+        f'kind="{escape_attr(js_string(summary.kind))}"',
+        f'depth="{js_string(summary.depth)}"',
         f'descendant_count="{descendant_count(summary.descendant_count)}"',
         'trust="untrusted"',
     ]
@@ -685,7 +666,7 @@ def render_summary(summary: SummaryRow, timezone: str) -> str:
         lines.append("  <parents>")
         lines.extend(f'    <summary_ref id="{escape_attr(pid)}" />' for pid in summary.parent_ids)
         lines.append("  </parents>")
-    content = summary.content if isinstance(summary.content, str) else js_template(summary.content)
+    content = summary.content if isinstance(summary.content, str) else js_string(summary.content)
     lines.extend(["  <content>", escape_text(content), "  </content>", "</summary>"])
     return "\n".join(lines)
 
@@ -695,15 +676,15 @@ def render_focus_brief(brief: FocusBriefRow, timezone: str) -> str:
     created = parse_timestamp(brief.created_at)
     attrs = [
         f'id="{escape_attr(brief.brief_id)}"',
-        f'prompt="{escape_attr(js_template(brief.prompt))}"',
-        f'token_count="{js_template(brief.token_count)}"',
-        f'target_tokens="{js_template(brief.target_tokens)}"',
+        f'prompt="{escape_attr(js_string(brief.prompt))}"',
+        f'token_count="{js_string(brief.token_count)}"',
+        f'target_tokens="{js_string(brief.target_tokens)}"',
         f'created_at="{format_date(created if created is not None else 0, timezone)}"',
     ]
     covered_at = parse_timestamp(brief.covered_latest_at)
     if covered_at is not None:
         attrs.append(f'covered_latest_at="{format_date(covered_at, timezone)}"')
     if brief.covered_message_seq is not None:
-        attrs.append(f'covered_message_seq="{js_template(brief.covered_message_seq)}"')
+        attrs.append(f'covered_message_seq="{js_string(brief.covered_message_seq)}"')
     lines = [f"<focus_brief {' '.join(attrs)}>", "  <content>", brief.content, "  </content>", "</focus_brief>"]
     return "\n".join(lines)

@@ -70,3 +70,26 @@ def test_utf16_length_counts_astral_characters_twice() -> None:
 
 def test_h16_of_empty_list_is_the_reference_value() -> None:
     assert h16([]) == "4f53cda18c2baa0c"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, "null"),
+        (True, "true"),
+        (3, "3"),
+        (2**60, "1152921504606847000"),
+        (1.5, "1.5"),
+        (1e-7, "1e-7"),
+        (float("nan"), "NaN"),
+        (float("-inf"), "-Infinity"),
+        (b"caf\xc3\xa9", "café"),
+        ([1, None, "a", [2, 3]], "1,,a,2,3"),
+        ({"a": 1}, "[object Object]"),
+        ("text", "text"),
+    ],
+)
+def test_js_string_is_javascript_string_conversion(value: object, expected: str) -> None:
+    from ctxview.jsjson import js_string
+
+    assert js_string(value) == expected
