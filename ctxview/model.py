@@ -198,6 +198,16 @@ def describe_key(key: str) -> str:
     return key
 
 
+def outcome_text(outcome: str) -> str:
+    """An outcome as people read it: ``fresh-tail`` → ``fresh tail``."""
+    return outcome.replace("-", " ")
+
+
+def format_score(score: float | None) -> str:
+    """Four decimals (tables), blank when the item was not scored."""
+    return "" if score is None else f"{score:.4f}"
+
+
 @dataclass(frozen=True, slots=True)
 class TermMatch:
     """One prompt term's share of an item's score (so views can say *why*)."""
@@ -242,6 +252,11 @@ class Decision:
     synthetic_result_for: tuple[str, ...] = ()  # call ids that got a synthetic result after this item
     min_budget: int | None = None  # smallest budget at which it is kept (budget sweep)
     summary_kind: str | None = None  # leaf | condensed (summaries only)
+
+    @property
+    def item_id(self) -> str:
+        """What a person calls the item: its ordinal, or ``L<i>`` for a live input."""
+        return str(self.ordinal) if self.ordinal is not None else f"L{self.live_index}"
 
     @property
     def is_kept(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxview.jsjson import js_stringify
-from ctxview.model import Decision, Trace, describe_key
+from ctxview.model import Decision, Trace, describe_key, format_score, outcome_text
 
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "evictable", "live": "live"}
 
@@ -120,19 +120,10 @@ def _summary_json(trace: Trace) -> dict[str, Any]:
 # --- the readable table ------------------------------------------------------------------
 
 
-def outcome_text(outcome: str) -> str:
-    return outcome.replace("-", " ")
 
 
-def format_score(score: float | None) -> str:
-    return "" if score is None else f"{score:.4f}"
 
 
-def item_id(d: Decision) -> str:
-    """What a person calls the item: its ordinal, or L<i> for a live input."""
-    if d.ordinal is not None:
-        return str(d.ordinal)
-    return f"L{d.live_index}"
 
 
 def trace_table(trace: Trace, *, width: int = 160) -> str:
@@ -176,7 +167,7 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
         if extra:
             reason = f"{reason} [{'; '.join(extra)}]"
         row = (
-            f"{item_id(d):>6}  {d.label:<13} {d.tokens:>7,} {format_score(d.score):>8}  "
+            f"{d.item_id:>6}  {d.label:<13} {d.tokens:>7,} {format_score(d.score):>8}  "
             f"{d.segment:<10} {outcome_text(d.outcome):<21} {reason}"
         )
         lines.append(_clip(row, width))

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ctxview.assembly.decision_list import column
 from ctxview.jsjson import to_plain
-from ctxview.model import KEPT_OUTCOMES, Decision, Trace
+from ctxview.model import KEPT_OUTCOMES, Decision, Trace, format_score, outcome_text
 
 SortMode = Literal["ordinal", "score", "tokens"]
 SORT_MODES: tuple[SortMode, ...] = ("ordinal", "score", "tokens")
@@ -49,22 +49,17 @@ def clean_block(text: str) -> str:
 
 # --- cells -------------------------------------------------------------------------------
 
-
-def outcome_text(outcome: str) -> str:
-    """The outcome as people read it: ``fresh-tail`` → ``fresh tail``."""
-    return outcome.replace("-", " ")
-
-
-def format_score(score: float | None) -> str:
-    """Four decimals (the table), blank when the item was not scored."""
-    return "" if score is None else f"{score:.4f}"
+__all__ = ["format_score", "item_id", "outcome_text"]  # shared with the headless table (ctxview.model)
 
 
 def item_id(decision: Decision) -> str:
-    """The ordinal, or ``L<i>`` for a live input."""
-    if decision.ordinal is not None:
-        return str(decision.ordinal)
-    return f"L{decision.live_index}"
+    return decision.item_id
+
+
+
+
+
+
 
 
 RowClass = Literal[
