@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from textual.widgets import Button, Input, OptionList
-from textual.worker import WorkerState
 
 from ctxview.export import FORMATS, render, suggested_filename
 from ctxview.model import Params
-from ctxview.samples import demo_live_messages, ensure_demo_db
+from ctxview.samples import demo_live_messages
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.export import ExportScreen
 from ctxview.tui.screens.inspector import InspectorScreen
+from tests.functional.support import settle
 
 DEMO_PARAMS = Params(
     token_budget=2000,
@@ -25,21 +24,8 @@ DEMO_PARAMS = Params(
 )
 
 
-@pytest.fixture(scope="module")
-def demo_db() -> Path:
-    return ensure_demo_db()
 
 
-async def settle(pilot) -> None:
-    app = pilot.app
-    for _ in range(400):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
-        inspectors = [s for s in app.screen_stack if isinstance(s, InspectorScreen)]
-        if not busy and all(s.settled or s.load_error is not None for s in inspectors):
-            return
-    raise AssertionError("the app did not settle")
 
 
 def make_app(db: Path, params: Params = DEMO_PARAMS) -> CtxviewApp:

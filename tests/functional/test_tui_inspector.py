@@ -11,15 +11,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from textual.widgets import Input, Switch
-from textual.worker import WorkerState
 
 from ctxview.jsjson import js_stringify
 from ctxview.model import KEPT_OUTCOMES, Params, Trace
-from ctxview.pipeline import SessionAssembler
-from ctxview.samples import ensure_demo_db
-from ctxview.store import LcmStore
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.export import ExportScreen
 from ctxview.tui.screens.help import HelpScreen
@@ -28,35 +23,7 @@ from ctxview.tui.screens.picker import PickerScreen
 from ctxview.tui.view import format_score, item_id, outcome_text
 from ctxview.tui.widgets.assembled import AssembledView
 from ctxview.tui.widgets.items_table import ItemsTable
-
-DEMO_PARAMS = Params(
-    token_budget=2000, prompt="helm rollback failed deploy", prompt_aware_eviction=True, fresh_tail_count=8
-)
-
-
-@pytest.fixture(scope="module")
-def demo_db() -> Path:
-    return ensure_demo_db()
-
-
-@pytest.fixture(scope="module")
-def assembler(demo_db: Path) -> SessionAssembler:
-    with LcmStore(demo_db) as store:
-        return SessionAssembler(store.load_session(1))
-
-
-async def settle(pilot) -> None:
-    """Wait until no worker runs and the inspector shows the trace of its current params."""
-    app = pilot.app
-    for _ in range(400):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
-        screen = app.screen
-        ready = not isinstance(screen, InspectorScreen) or screen.settled or screen.load_error is not None
-        if not busy and ready:
-            return
-    raise AssertionError("the app did not settle")
+from tests.functional.support import DEMO_PARAMS, settle
 
 
 def inspector(app: CtxviewApp) -> InspectorScreen:

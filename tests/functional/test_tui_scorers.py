@@ -13,12 +13,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from textual.widgets import Select, Static
-from textual.worker import WorkerState
 
 from ctxview.model import Params, Trace
-from ctxview.pipeline import SessionAssembler
-from ctxview.samples import ensure_demo_db
-from ctxview.store import LcmStore
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.screens.roi import RoiScreen
@@ -26,35 +22,15 @@ from ctxview.tui.view import format_score, item_id, outcome_text
 from ctxview.tui.widgets.budget_bar import BudgetBar
 from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.items_table import ItemsTable
+from tests.functional.support import DEMO_PARAMS, settle
 
-DEMO_PARAMS = Params(
-    token_budget=2000, prompt="helm rollback failed deploy", prompt_aware_eviction=True, fresh_tail_count=8
-)
 CJK_PROMPT = "部署 デプロイ"
 
 
-@pytest.fixture(scope="module")
-def demo_db() -> Path:
-    return ensure_demo_db()
 
 
-@pytest.fixture(scope="module")
-def assembler(demo_db: Path) -> SessionAssembler:
-    with LcmStore(demo_db) as store:
-        return SessionAssembler(store.load_session(1))
 
 
-async def settle(pilot) -> None:
-    app = pilot.app
-    for _ in range(400):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
-        inspectors = [s for s in app.screen_stack if isinstance(s, InspectorScreen)]
-        ready = all(s.settled or s.load_error is not None for s in inspectors)
-        if not busy and ready:
-            return
-    raise AssertionError("the app did not settle")
 
 
 def make_app(db: Path, params: Params = DEMO_PARAMS) -> CtxviewApp:
