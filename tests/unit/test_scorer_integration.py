@@ -77,3 +77,26 @@ def test_cjk_prompt_scores_nothing_in_lcm_mode_and_finds_cjk_items_in_unicode_mo
         assert any(ch in decision.text for ch in "部署デプロイ")
     assert unicode.summary.selection_mode == "prompt-aware"
     assert unicode.summary.prompt_terms
+
+
+def test_roi_never_stubs_protected_items_and_stubbed_results_keep_their_pair(demo: SessionAssembler) -> None:
+    """Spec E34 through the real assembler, and E35: turning ROI off restores the default."""
+    params = replace(BASE, scorer="roi", token_budget=6000)
+    roi = demo.run(params)
+    stubbed = {d.key: d for d in roi.decisions if d.reason.startswith("stubbed:")}
+    assert stubbed
+    for decision in stubbed.values():
+        assert decision.segment == "evictable"  # never the fresh tail, a focus brief or a live input
+        assert not (decision.role == "assistant" and decision.tool_call_ids and decision.pair_with)
+    results = [d for d in stubbed.values() if d.outcome == "stubbed" and d.role == "toolResult"]
+    assert results, "a kept, stubbed tool result"
+    for decision in results:
+        message = roi.messages[decision.output_index]
+        assert message["toolCallId"] == decision.tool_call_ids[0]
+        previous = roi.messages[decision.output_index - 1]
+        call_ids = [b.get("id") for b in previous["content"] if isinstance(b, dict) and "name" in b]
+        assert message["toolCallId"] in call_ids or previous["role"] == "toolResult"
+    default = demo.run(replace(params, scorer="lcm"))
+    reference = demo.run(replace(BASE, token_budget=6000))
+    assert default.messages == reference.messages
+    assert [(d.key, d.outcome) for d in default.decisions] == [(d.key, d.outcome) for d in reference.decisions]
