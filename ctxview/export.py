@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxview.assembly.live import PAIRING_RESULT_TYPES, pairing_id, result_pairing_id
 from ctxview.errors import InputError
 from ctxview.jsjson import JSNumber, is_blank, js_parse, js_stringify, js_trim_end, to_plain
 from ctxview.model import Decision, Params, Trace
@@ -53,9 +54,7 @@ EXPORT_VERSION = 1
 MISSING_RESULT_TEXT = "[ctxview] this tool call has no result in the assembled context."
 
 CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "tool_call", "functionCall", "function_call"})
-RESULT_BLOCK_TYPES = frozenset({"function_call_output", "tool_result", "toolResult", "tool_use_result"})
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
-_ID_KEYS = ("toolCallId", "tool_call_id", "toolUseId", "tool_use_id", "call_id", "id")
 _RESULT_ROLES = frozenset({"toolResult", "tool"})
 _OPENAI_MAX_ID = 40  # Chat Completions rejects longer tool_call ids
 _ANTHROPIC_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -181,29 +180,6 @@ class _Turn:
     provider: str | None = None  # the assistant's stored provider/api, for thinking signatures
 
 
-def _first_id(obj: dict[str, Any]) -> str | None:
-    """The pairing id: the first of the id keys that holds a string; "" means none (spec §9.7)."""
-    for key in _ID_KEYS:
-        value = obj.get(key)
-        if isinstance(value, str):
-            return value or None
-    return None
-
-
-def _result_id(message: dict[str, Any]) -> str | None:
-    found = _first_id(message)
-    if found is not None:
-        return found
-    content = message.get("content")
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") in RESULT_BLOCK_TYPES:
-                found = _first_id(block)
-                if found is not None:
-                    return found
-    return None
-
-
 def _block_json(value: Any) -> str:
     return js_stringify(value)
 
@@ -272,7 +248,7 @@ def _parts(content: Any, *, in_result: bool = False) -> list[_Part]:
             parts.append(_Thinking("reasoning", _reasoning_text(block)))
         elif (image := _image(block)) is not None:
             parts.append(image)
-        elif in_result and kind in RESULT_BLOCK_TYPES:
+        elif in_result and kind in PAIRING_RESULT_TYPES:
             # a result block inside a tool result: its payload is the result
             payload = block.get("output", block.get("content"))
             if isinstance(payload, (str, list)):
@@ -310,7 +286,7 @@ def _call(block: dict[str, Any]) -> _Call:
             False,
         )
     name = block.get("name")
-    return _Call(_first_id(block), name if isinstance(name, str) and name else "unknown", args, present, key)
+    return _Call(pairing_id(block), name if isinstance(name, str) and name else "unknown", args, present, key)
 
 
 def _provider(message: dict[str, Any]) -> str | None:
@@ -341,12 +317,12 @@ def _turns(messages: list[Any], fix_id: Callable[[str], str]) -> list[_Turn]:
             position = 0
             for block in content:
                 if isinstance(block, dict) and block.get("type") in CALL_TYPES:
-                    call_id = _first_id(block)
+                    call_id = pairing_id(block)
                     if call_id is not None:
                         pending[call_id] = (index, position)
                     position += 1
         elif role in _RESULT_ROLES:
-            result_id = _result_id(message)
+            result_id = result_pairing_id(message)
             if result_id is not None and result_id in pending:
                 answered[pending.pop(result_id)] = index
                 consumed.add(index)
@@ -392,7 +368,8 @@ def _turns(messages: list[Any], fix_id: Callable[[str], str]) -> list[_Turn]:
         elif role in _RESULT_ROLES:
             name = message.get("toolName")
             label = f"`{name}`" if isinstance(name, str) and name else "a tool"
-            header = f"[result of {label} call {_result_id(message) or '(no id)'}, whose call is not in this context]"
+            answered_id = result_pairing_id(message) or "(no id)"
+            header = f"[result of {label} call {answered_id}, whose call is not in this context]"
             if message.get("isError") is True:
                 header += " (error)"
             turns.append(_Turn("user", [_Text(header), *_parts(content, in_result=True)]))

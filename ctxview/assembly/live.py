@@ -563,7 +563,7 @@ def normalize_live_message(message: Any) -> Any:
 # --- §9.7 pairing ids --------------------------------------------------------------------
 
 
-def _pairing_id(obj: dict[str, Any]) -> str | None:
+def pairing_id(obj: dict[str, Any]) -> str | None:
     """First string among the pairing keys; an empty string means "no id"."""
     value = _first_string(obj, _PAIRING_ID_KEYS)
     return value if value else None
@@ -579,7 +579,7 @@ def assistant_pairing_ids(message: Any) -> list[str]:
     ids: list[str] = []
     for block in content:
         if isinstance(block, dict) and block.get("type") in PAIRING_CALL_TYPES:
-            call_id = _pairing_id(block)
+            call_id = pairing_id(block)
             if call_id is not None:
                 ids.append(call_id)
     return ids
@@ -589,14 +589,14 @@ def result_pairing_id(message: Any) -> str | None:
     """The call id a tool/toolResult message answers (pairing view of §9.7)."""
     if not isinstance(message, dict) or message.get("role") not in ("tool", "toolResult"):
         return None
-    own = _pairing_id(message)
+    own = pairing_id(message)
     if own is not None:
         return own
     content = message.get("content")
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") in PAIRING_RESULT_TYPES:
-                block_id = _pairing_id(block)
+                block_id = pairing_id(block)
                 if block_id is not None:
                     return block_id
     return None
