@@ -25,6 +25,7 @@ from typing import Any
 
 from ctxview.assembly.live import PAIRING_RESULT_TYPES, pairing_id, result_pairing_id
 from ctxview.errors import InputError
+from ctxview.files import rename_no_clobber
 from ctxview.jsjson import JSNumber, is_blank, js_parse, js_stringify, js_trim_end, to_plain
 from ctxview.model import Decision, Params, Trace
 
@@ -1053,26 +1054,13 @@ def write_export(text: str, path: str | Path, *, force: bool = False) -> Path:
             if force:
                 os.replace(tmp, target)
             else:
-                _rename_no_clobber(tmp, target)
+                rename_no_clobber(tmp, target, exists_message=f"{target} exists; use --force to overwrite")
         except OSError as exc:
             raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
     return target
-
-
-def _rename_no_clobber(tmp: Path, target: Path) -> None:
-    """Link the finished file into place, which fails if another file appeared meanwhile."""
-    try:
-        os.link(tmp, target)
-    except FileExistsError:
-        raise InputError(f"{target} exists; use --force to overwrite") from None
-    except OSError:
-        # file systems without hard links: the check above is the best we can do
-        if target.exists():
-            raise InputError(f"{target} exists; use --force to overwrite") from None
-        os.replace(tmp, target)
 
 
 def _set_default_mode(path: Path) -> None:

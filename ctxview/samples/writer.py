@@ -25,7 +25,7 @@ from typing import Any
 
 from ctxview.assembly.live import build_parts, stored_content, stored_role, stored_token_count
 from ctxview.assembly.tokens import estimate_tokens
-from ctxview.errors import InputError
+from ctxview.files import rename_no_clobber
 from ctxview.jsjson import js_stringify
 from ctxview.samples.schema import LCM_FTS_TABLES, LCM_TABLES, MIGRATION_STEPS
 
@@ -501,23 +501,10 @@ def write_atomically(db: SessionDb, target: Path, *, overwrite: bool) -> None:
         if overwrite:
             os.replace(tmp, target)
         else:
-            _rename_no_clobber(tmp, target)
+            rename_no_clobber(
+                tmp, target, exists_message=f"{target} already exists; choose another path or allow overwriting"
+            )
     except BaseException:
         for leftover in (tmp, Path(f"{tmp}-journal")):
             leftover.unlink(missing_ok=True)
         raise
-
-
-def _rename_no_clobber(source: Path, target: Path) -> None:
-    """Move ``source`` to ``target`` unless something appeared there meanwhile."""
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        raise InputError(f"{target} already exists; choose another path or allow overwriting") from None
-    except OSError:
-        # Filesystems without hard links: a plain rename (build_sample checked the target did not exist).
-        if target.exists():
-            raise InputError(f"{target} already exists; choose another path or allow overwriting") from None
-        os.replace(source, target)
-        return
-    source.unlink()
