@@ -8,6 +8,7 @@ every label, colour and explanation in the UI and in exports comes from it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -306,6 +307,18 @@ class Trace:
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     protected_pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (call key, result key, why)
+    # builds stages["assembler"]["debug"] (§8: it hashes every kept message, so only exports pay for it)
+    assembler_debug: Callable[[], dict[str, Any] | None] | None = field(default=None, repr=False, compare=False)
+
+    def stage_records(self) -> dict[str, Any]:
+        """``stages`` complete, with the assembler's debug record built if it was deferred."""
+        if self.assembler_debug is not None:
+            debug = self.assembler_debug()
+            self.assembler_debug = None
+            assembler = self.stages.get("assembler")
+            if debug is not None and isinstance(assembler, dict):
+                assembler["debug"] = debug
+        return self.stages
 
     def by_key(self) -> dict[str, Decision]:
         return {d.key: d for d in self.decisions}

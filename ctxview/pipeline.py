@@ -241,6 +241,7 @@ def build_trace(
         warnings=[*session.warnings, *warnings],
         timings=timings,
         protected_pairs=protected_pairs,
+        assembler_debug=lambda: asm.debug,
     )
 
 
@@ -268,7 +269,5 @@ def assembler_stage(asm: AssemblerResult, params: Params) -> dict[str, Any]:
         "messages": asm.messages,
         "estimatedTokens": asm.estimated_tokens,
         "stats": asm.stats,
-    }
-    if asm.debug is not None:
-        stage["debug"] = asm.debug
+    }  # "debug" follows when the trace's stage_records() is read
     return stage

@@ -17,7 +17,7 @@ _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "
 
 def trace_to_json(trace: Trace) -> dict[str, Any]:
     """The parity ``expected.json`` shape, with ctxview's decisions added per item."""
-    stages = trace.stages
+    stages = trace.stage_records()
     assembler = stages.get("assembler", {})
     debug = assembler.get("debug") or {}
     items = [_item_json(d) for d in trace.decisions if d.ordinal is not None and d.outcome != "unresolved"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -47,7 +47,6 @@ class AssemblerResult:
     message_keys: list[str | None]  # parallel: decision key of the source item, None for synthetic results
     estimated_tokens: int  # §6 value
     stats: dict[str, int]  # rawMessageCount, summaryCount, totalContextItems
-    debug: dict[str, Any] | None  # every §8 debug field (parity names); None when there are no context items
     kept_ordinals: list[int]
     fresh_tail_ordinal: int | None  # None = no tail (JS Infinity)
     protection_hashes: list[str]  # freshTailProtectionMessageHashes (§7.5)
@@ -65,6 +64,20 @@ class AssemblerResult:
     ranking: Ranking | None = None  # set when an opt-in scorer ranked the evictable items
     _trace_source: Any = field(default=None, repr=False, compare=False)
     _trace_items: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    _debug: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _debug_builder: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def debug(self) -> dict[str, Any] | None:
+        """Every §8 debug field (parity names); None when there are no context items.
+
+        Built on first access: its four hashes stringify and hash every kept message, which
+        an interactive re-assembly never shows.
+        """
+        if self._debug is None and self._debug_builder is not None:
+            self._debug = self._debug_builder()
+            self._debug_builder = None
+        return self._debug
 
     @property
     def trace_items(self) -> list[dict[str, Any]]:
@@ -80,7 +93,6 @@ def _empty_result() -> AssemblerResult:
         message_keys=[],
         estimated_tokens=0,
         stats={"rawMessageCount": 0, "summaryCount": 0, "totalContextItems": 0},
-        debug=None,
         kept_ordinals=[],
         fresh_tail_ordinal=None,
         protection_hashes=[],
@@ -302,7 +314,6 @@ def _assemble(
     else:
         selected = [*kept_evictable, *fresh]  # both already in ordinal order, evictable < fresh
     estimated = selection.kept_tokens + tail_tokens + focus_tokens
-    diagnostics = overflow_diagnostics(diag_items, selected, token_budget)
 
     # §7.1–§7.3, §7.4
     fresh_ordinals = {item.ordinal for item in fresh}
@@ -312,40 +323,39 @@ def _assemble(
         [e.message for e in cleaned.entries], [e.item.key for e in cleaned.entries], repair
     )
 
-    # §7.5 / §8 hashes
-    json_of = message_json
-
+    # §7.5 protection hashes (the engine needs them); the §8 debug record is built when read
     fresh_keys = {item.key for item in fresh}
-    evict_msgs = [e.message for e in cleaned.entries if e.segment == EVICTABLE]
     fresh_msgs = [e.message for e in cleaned.entries if e.segment == FRESH]
-    evict_jsons = [json_of(m) for m in evict_msgs]
-    fresh_jsons = [json_of(m) for m in fresh_msgs]
-    cleaned_jsons = [json_of(e.message) for e in cleaned.entries]
-    protection = fresh_tail_protection_hashes(fresh_msgs, messages, keys, fresh_keys.__contains__, json_of)
-    debug: dict[str, Any] = {
-        "freshTailOrdinal": tail.start,
-        "orphanStrippingOrdinal": tail.start,
-        "baseFreshTailCount": len(fresh),
-        "freshTailCount": len(fresh),
-        "tailTokens": tail_tokens,
-        "remainingBudget": remaining,
-        "evictableTotalTokens": selection.total,
-        "selectionMode": selection.mode,
-        "promotedToolResultCount": 0,
-        "promotedOrdinals": [],
-        "removedToolUseBlockCount": cleaned.removed_tool_use_block_count,
-        "touchedAssistantMessageCount": cleaned.touched_assistant_message_count,
-        "preSanitizeEvictableCount": len(evict_msgs),
-        "preSanitizeFreshTailCount": len(fresh_msgs),
-        "preSanitizeEvictableHash": h16_of_jsons(evict_jsons),
-        "preSanitizeFreshTailHash": h16_of_jsons(fresh_jsons),
-        "preSanitizeFreshTailMessageHashes": [_h16_alone(j) for j in fresh_jsons],
-        "freshTailProtectionMessageHashes": protection,
-        "preSanitizeMessagesHash": h16_of_jsons(cleaned_jsons),
-        "finalMessagesHash": h16_of_jsons(json_of(m) for m in messages),
-        "overflowDiagnostics": diagnostics,
-        "stubStats": dict(stub_stats),
-    }
+    protection = fresh_tail_protection_hashes(fresh_msgs, messages, keys, fresh_keys.__contains__, message_json)
+
+    def debug() -> dict[str, Any]:
+        json_of = message_json
+        evict_jsons = [json_of(e.message) for e in cleaned.entries if e.segment == EVICTABLE]
+        fresh_jsons = [json_of(m) for m in fresh_msgs]
+        return {
+            "freshTailOrdinal": tail.start,
+            "orphanStrippingOrdinal": tail.start,
+            "baseFreshTailCount": len(fresh),
+            "freshTailCount": len(fresh),
+            "tailTokens": tail_tokens,
+            "remainingBudget": remaining,
+            "evictableTotalTokens": selection.total,
+            "selectionMode": selection.mode,
+            "promotedToolResultCount": 0,
+            "promotedOrdinals": [],
+            "removedToolUseBlockCount": cleaned.removed_tool_use_block_count,
+            "touchedAssistantMessageCount": cleaned.touched_assistant_message_count,
+            "preSanitizeEvictableCount": len(evict_jsons),
+            "preSanitizeFreshTailCount": len(fresh_jsons),
+            "preSanitizeEvictableHash": h16_of_jsons(evict_jsons),
+            "preSanitizeFreshTailHash": h16_of_jsons(fresh_jsons),
+            "preSanitizeFreshTailMessageHashes": [_h16_alone(j) for j in fresh_jsons],
+            "freshTailProtectionMessageHashes": protection,
+            "preSanitizeMessagesHash": h16_of_jsons(json_of(e.message) for e in cleaned.entries),
+            "finalMessagesHash": h16_of_jsons(json_of(m) for m in messages),
+            "overflowDiagnostics": overflow_diagnostics(diag_items, selected, token_budget),
+            "stubStats": dict(stub_stats),
+        }
 
     selected_ids = {id(item) for item in selected}
     ctx = _Context(
@@ -371,7 +381,6 @@ def _assemble(
         message_keys=keys,
         estimated_tokens=estimated,
         stats=stats,
-        debug=debug,
         kept_ordinals=[item.ordinal for item in selected],
         fresh_tail_ordinal=tail.start,
         protection_hashes=protection,
@@ -389,6 +398,7 @@ def _assemble(
         ranking=ranking,
     )
     result._trace_source = (ctx, diag_items)
+    result._debug_builder = debug
     return result
 
 

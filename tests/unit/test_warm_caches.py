@@ -79,7 +79,7 @@ def assert_same(warm: Trace, cold: Trace) -> None:
     assert warm.message_keys == cold.message_keys
     assert warm.summary == cold.summary
     assert list(warm.decisions) == list(cold.decisions)
-    assert repr(warm.stages) == repr(cold.stages)
+    assert repr(warm.stage_records()) == repr(cold.stage_records())  # with the deferred §8 debug record
     assert warm.kept_ordinals == cold.kept_ordinals
     assert warm.warnings == cold.warnings
 
@@ -164,3 +164,15 @@ def test_lazy_trace_builds_only_what_is_read(tmp_path_factory: pytest.TempPathFa
     first = decisions[0]
     assert decisions.built == 256 and first is decisions[0]
     assert decisions[len(decisions) - 1].key == list(decisions)[-1].key
+
+
+def test_debug_record_is_deferred_until_stage_records(tmp_path_factory: pytest.TempPathFactory) -> None:
+    subj = subject("medium", tmp_path_factory)
+    params = Params(token_budget=subj.total // 4, prompt="database", prompt_aware_eviction=True)
+    trace = subj.warm.run(params)
+    assert "debug" not in trace.stages["assembler"]  # the run hashed nothing for §8
+    debug = trace.stage_records()["assembler"]["debug"]
+    assert list(debug)[-2:] == ["overflowDiagnostics", "stubStats"]
+    assert debug["freshTailCount"] == len([d for d in trace.decisions if d.segment == "fresh-tail"])
+    assert trace.stage_records()["assembler"]["debug"] is debug  # built once
+    assert list(trace.stages["assembler"])[-1] == "debug"
