@@ -133,6 +133,7 @@ def build_trace(
         final_messages = engine.messages
         final_keys = engine.message_keys
         decisions.override_keys(engine.item_updates)
+        decisions.map_field("serialized_tokens", engine.serialized_tokens)
         decisions.extend(engine.live_decisions)
         final_tokens = engine.estimated_tokens
         engine_outcome = engine.engine_outcome
@@ -151,18 +152,11 @@ def build_trace(
     # output positions refer to the final list the model receives
     decisions.reset_field("output_index", None)
     live = engine.live_decisions if engine is not None else []
-    live_at = {d.key: d for d in live}
+    positions: dict[Any, int] = dict(zip(final_keys, range(len(final_keys)), strict=True))  # a key's last position
+    positions.pop(None, None)
     for decision in live:
-        decision.output_index = None
-    positions: dict[str, dict[str, Any]] = {}
-    for index, key in enumerate(final_keys):
-        if key is None:
-            continue
-        if key in live_at:
-            live_at[key].output_index = index
-        else:
-            positions[key] = {"output_index": index}
-    decisions.override_keys(positions)
+        decision.output_index = positions.pop(decision.key, None)
+    decisions.map_field("output_index", positions)
 
     # the assembler never decides "appended" or "evicted-for-live": only engine updates and live inputs do
     live_tokens = 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from ctxview.assembly.chunked_repair import ChunkPlan
 from ctxview.assembly.decision_list import DecisionList
 from ctxview.assembly.diagnostics import overflow_diagnostics
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
@@ -316,16 +317,22 @@ def _assemble(
     estimated = selection.kept_tokens + tail_tokens + focus_tokens
 
     # §7.1–§7.3, §7.4
-    fresh_ordinals = {item.ordinal for item in fresh}
-    cleaned = clean_selected(selected, fresh_ordinals, orphan_ordinal, static.all_results)
-    repair = RepairLog()
-    messages, keys = sanitize_tool_use_result_pairing_keyed(
-        [e.message for e in cleaned.entries], [e.item.key for e in cleaned.entries], repair
-    )
+    if shape.ordinals and not focus_items and ranking is None and diag_items is items:
+        # evictable is items[:cut] and the tail items[cut:]: the chunked repair knows them by position
+        chunked = _chunk_plan(static, resolved).run(selection.kept, cut, orphan_ordinal, static.all_results)
+        cleaned, repair, messages, keys = chunked.cleaned, chunked.repair, chunked.messages, chunked.keys
+        fresh_msgs = chunked.fresh_messages()
+    else:
+        fresh_ordinals = {item.ordinal for item in fresh}
+        cleaned = clean_selected(selected, fresh_ordinals, orphan_ordinal, static.all_results)
+        repair = RepairLog()
+        messages, keys = sanitize_tool_use_result_pairing_keyed(
+            [e.message for e in cleaned.entries], [e.item.key for e in cleaned.entries], repair
+        )
+        fresh_msgs = [e.message for e in cleaned.entries if e.segment == FRESH]
 
     # §7.5 protection hashes (the engine needs them); the §8 debug record is built when read
     fresh_keys = {item.key for item in fresh}
-    fresh_msgs = [e.message for e in cleaned.entries if e.segment == FRESH]
     protection = fresh_tail_protection_hashes(fresh_msgs, messages, keys, fresh_keys.__contains__, message_json)
 
     def debug() -> dict[str, Any]:
@@ -1112,6 +1119,19 @@ def term_index(session_resolved: list[ResolvedItem], session: Session, timezone:
     indexed = _indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
     assert indexed is not None
     return indexed.index
+
+
+def _chunk_plan(static: _Static, resolved: list[ResolvedItem]) -> ChunkPlan:
+    """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"chunks:{id(static)}"
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None and hit[0] is static:
+        return hit[1]
+    plan = ChunkPlan.build(static.overlay.items)
+    if cache is not None:
+        cache[key] = (static, plan)
+    return plan
 
 
 @dataclass(slots=True)

@@ -95,11 +95,13 @@ def clamp_to_serialized_budget(
     *,
     preserve: bool,
     tokens_of: TokenFn = serialized_message_tokens,
+    per_message: Sequence[int] | None = None,
 ) -> ClampResult:
-    """§9.8 ``clampMessagesToSerializedBudget``."""
+    """§9.8 ``clampMessagesToSerializedBudget`` (``per_message``: ``tokens_of`` of each message, if known)."""
     trigger = max(1, int(budget // 1))
     target = max(1, int((budget * CLAMP_TARGET_RATIO) // 1))
-    per_message = [tokens_of(m) for m in messages]
+    if per_message is None:
+        per_message = [tokens_of(m) for m in messages]
     before = sum(per_message)
     if before <= trigger or not messages:
         everything = list(range(len(messages)))

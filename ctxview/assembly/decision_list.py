@@ -12,7 +12,7 @@ CLI do that once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from ctxview.model import Decision
@@ -33,6 +33,7 @@ class DecisionList(Sequence[Decision]):
         "_count",
         "_extra",
         "_index_of_key",
+        "_key_maps",
         "_memo",
         "_overrides",
         "_resets",
@@ -53,6 +54,7 @@ class DecisionList(Sequence[Decision]):
         self._extra: list[Decision] = []
         self._overrides: dict[int, dict[str, Any]] = {}
         self._resets: dict[str, Any] = {}
+        self._key_maps: dict[str, Mapping[str, Any]] = {}
         self._index_of_key = index_of_key
         self._memo: dict[str, list[Any]] = {}  # columns computed since the last change
 
@@ -61,6 +63,15 @@ class DecisionList(Sequence[Decision]):
     def reset_field(self, name: str, value: Any) -> None:
         """Every built decision gets ``name = value`` before its overrides (before any is read)."""
         self._resets[name] = value
+        self._memo.clear()
+
+    def map_field(self, name: str, values_by_key: Mapping[str, Any]) -> None:
+        """Decisions whose key is in ``values_by_key`` get ``name`` from it (after resets, before overrides).
+
+        One mapping instead of an override per decision: a run sets a value on thousands of
+        kept items, and only the decisions somebody reads need it.  Set it before any is read.
+        """
+        self._key_maps[name] = values_by_key
         self._memo.clear()
 
     def override(self, index: int, fields: dict[str, Any]) -> None:
@@ -111,7 +122,7 @@ class DecisionList(Sequence[Decision]):
 
     def fork(self) -> DecisionList:
         """A new list over the same run: same builder and columns, none of this list's changes."""
-        if self._extra or self._overrides or self._resets:
+        if self._extra or self._overrides or self._resets or self._key_maps:
             raise RuntimeError("fork() is for an unchanged list (the assembler's own)")
         return DecisionList(self._count, self._build, columns=self._columns, index_of_key=self._index_of_key)
 
@@ -155,10 +166,14 @@ class DecisionList(Sequence[Decision]):
             if len(chunk) != stop - start:
                 raise RuntimeError(f"decision builder returned {len(chunk)} decisions for {stop - start} positions")
             resets = self._resets
+            key_maps = self._key_maps
             overrides = self._overrides
             for offset, decision in enumerate(chunk):
                 for name, value in resets.items():
                     setattr(decision, name, value)
+                for name, mapping in key_maps.items():
+                    if decision.key in mapping:
+                        setattr(decision, name, mapping[decision.key])
                 fields = overrides.get(start + offset)
                 if fields:
                     for name, value in fields.items():
@@ -229,6 +244,10 @@ class DecisionList(Sequence[Decision]):
             values = [self._resets[name]] * self._count
         else:
             values = list(provider())
+        mapping = self._key_maps.get(name)
+        if mapping is not None:
+            keys = self._column("key") if name != "key" else list(values)  # (also those of appended decisions)
+            values = [mapping.get(key, value) for key, value in zip(keys, values, strict=False)]
         for index, fields in self._overrides.items():
             if name in fields:
                 values[index] = fields[name]

@@ -10,6 +10,7 @@ tool pairs were protected, and what the serialized clamp cut.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ from ctxview.assembly.volatile import (
     append_volatile_inputs,
     is_volatile_content,
     normalize_overlap_text,
-    protected_indexes,
+    protected_by_hash,
 )
 from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
 from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision, describe_key
@@ -58,6 +59,7 @@ class EngineResult:
     item_updates: dict[str, dict[str, Any]]
     protected_pairs: list[tuple[str, str, str]]  # (call item key, result item key, why protected)
     warnings: list[str] = field(default_factory=list)
+    serialized_tokens: dict[str, int] = field(default_factory=dict)  # assembled item key → its serialized size
 
 
 def resolve_budget(value: Any, cap: Any = None) -> int:
@@ -161,7 +163,8 @@ def _assembled_result(
     memo: SerializedCache | None = None,
 ) -> EngineResult:
     tokens = memo if memo is not None else SerializedCache()
-    seeds = protected_indexes(assembled, protection_hashes, tokens.h16)
+    pairs = PairIndex.build(assembled, tokens)
+    seeds = protected_by_hash(tokens.h16_of_all(assembled), protection_hashes)
     volatile = append_volatile_inputs(
         assembled,
         assembler_estimate,
@@ -171,8 +174,13 @@ def _assembled_result(
         sanitize=sanitize_tool_use_result_pairing_keyed,
         normalize=normalize_live_message,
         tokens=tokens,
+        pairs=pairs,
     )
-    clamp = clamp_to_serialized_budget(volatile.messages, budget, preserve=host_separate, tokens_of=tokens)
+    volatile_tokens = tokens.tokens_of_all(volatile.messages)
+    clamp = clamp_to_serialized_budget(
+        volatile.messages, budget, preserve=host_separate, tokens_of=tokens, per_message=volatile_tokens
+    )
+    assembled_tokens = volatile_tokens if volatile.unchanged else tokens.tokens_of_all(assembled)
 
     def key_of(source: tuple[str, int] | None) -> str | None:
         if source is None:
@@ -180,8 +188,14 @@ def _assembled_result(
         kind, index = source
         return assembled_keys[index] if kind == "a" else f"l:{index}"
 
-    volatile_keys = [key_of(s) for s in volatile.sources]
-    final_keys = [volatile_keys[i] for i in clamp.final_indexes]
+    if volatile.unchanged and len(assembled_keys) == len(assembled):
+        volatile_keys = list(assembled_keys)
+    else:
+        volatile_keys = [key_of(s) for s in volatile.sources]
+    if clamp.clamped:
+        final_keys = [volatile_keys[i] for i in clamp.final_indexes]
+    else:
+        final_keys = list(volatile_keys)
 
     warnings: list[str] = []
     if volatile.appended_messages > 0 and (volatile.evicted_messages > 0 or volatile.over_budget):
@@ -204,7 +218,11 @@ def _assembled_result(
         "volatileAppend": _volatile_stage(volatile, seeds, assembled, assembler_estimate, clamp.messages),
         "serializedClamp": clamp.stage(budget, host_separate),
     }
-    trace = _EngineTrace(assembled, assembled_keys, live, volatile, clamp, volatile_keys, final_keys, budget, tokens)
+    trace = _EngineTrace(
+        assembled, assembled_keys, live, volatile, clamp, volatile_keys, final_keys, budget, tokens, pairs
+    )
+    serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
+    serialized.pop(None, None)  # type: ignore[call-overload]
     return EngineResult(
         messages=clamp.messages,
         message_keys=final_keys,
@@ -215,6 +233,7 @@ def _assembled_result(
         item_updates=trace.item_updates(),
         protected_pairs=trace.protected_pairs(),
         warnings=warnings,
+        serialized_tokens=serialized,  # type: ignore[arg-type]
     )
 
 
@@ -249,7 +268,7 @@ def _volatile_stage(
 def _same_messages(left: list[Any], right: list[Any]) -> bool:
     if len(left) != len(right):
         return False
-    if all(a is b for a, b in zip(left, right, strict=True)):
+    if all(map(operator.is_, left, right)):
         return True
     return js_stringify(left) == js_stringify(right)
 
@@ -287,6 +306,7 @@ class _EngineTrace:
         final_keys: list[str | None],
         budget: int,
         tokens: SerializedCache,
+        pairs: PairIndex,
     ) -> None:
         self.assembled = assembled
         self.keys = assembled_keys
@@ -297,7 +317,7 @@ class _EngineTrace:
         self.final_keys = final_keys
         self.budget = budget
         self.tokens = tokens
-        self.pairs = PairIndex.build(assembled, tokens)
+        self.pairs = pairs
 
     def _asm_key(self, index: int) -> str:
         key = self.keys[index] if index < len(self.keys) else None
@@ -385,15 +405,15 @@ class _EngineTrace:
     def item_updates(self) -> dict[str, dict[str, Any]]:
         volatile = self.volatile
         updates: dict[str, dict[str, Any]] = {}
-        for index, message in enumerate(self.assembled):
-            key = self.keys[index] if index < len(self.keys) else None
-            if key is None:
+        # a key's last assembled occurrence speaks for it (serialized sizes: EngineResult.serialized_tokens)
+        last = dict(zip(self.keys, range(min(len(self.keys), len(self.assembled))), strict=False))
+        for index in sorted({*volatile.protected, *volatile.exact_protected}):
+            key = self.keys[index] if 0 <= index < len(self.keys) else None
+            if key is None or last.get(key) != index:
                 continue
-            fields: dict[str, Any] = {"serialized_tokens": self.tokens(message)}
             why = self._protection(index)
             if why is not None:
-                fields["protected"] = why
-            updates[key] = fields
+                updates[key] = {"protected": why}
         first = volatile.first_uncovered
         for eviction in volatile.evictions:
             if not first:

@@ -16,6 +16,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from itertools import repeat
 from typing import Any
 
@@ -109,13 +110,21 @@ def protected_indexes(
 ) -> set[int]:
     """Fresh-tail messages located by hash, scanning from the newest (§9.3)."""
     own = [hash_of(m) for m in assembled] if hash_of is not None else [h16([m]) for m in assembled]
-    # newest first per hash; each wanted hash takes the newest index not taken yet (as the scan from the end does)
+    return protected_by_hash(own, hashes)
+
+
+def protected_by_hash(own: Sequence[str], hashes: Iterable[str]) -> set[int]:
+    """§9.3 given the hash of each assembled message: each wanted hash takes the newest index not taken yet."""
+    wanted = list(hashes)
+    if len(set(wanted)) == len(wanted):  # distinct hashes (the engine's case): the newest index of each
+        newest = dict(zip(own, range(len(own)), strict=True))  # a later index overwrites an earlier one
+        return {newest[value] for value in wanted if value in newest}
     where: dict[str, list[int]] = {}
     for index in range(len(own) - 1, -1, -1):
         where.setdefault(own[index], []).append(index)
     protected: set[int] = set()
-    for wanted in hashes:
-        for index in where.get(wanted, ()):
+    for value in wanted:
+        for index in where.get(value, ()):
             if index not in protected:
                 protected.add(index)
                 break
@@ -137,7 +146,7 @@ class PairIndex:
     @classmethod
     def build(cls, messages: Sequence[Any], memo: SerializedCache | None = None) -> PairIndex:
         if memo is not None:
-            pairs = [memo.pairing(m) for m in messages]
+            pairs = memo.pairing_of_all(messages)
             call_ids = [calls for calls, _ in pairs]
             result_id = [rid for _, rid in pairs]
         else:
@@ -163,18 +172,28 @@ class PairIndex:
         return related
 
     def expand(self, seeds: Iterable[int]) -> dict[int, int | None]:
-        """``expandProtected``: seeds plus transitive tool partners; value = the partner that pulled it in."""
+        """``expandProtected``: seeds plus transitive tool partners; value = the partner that pulled it in.
+
+        The reference sweeps every index in ascending order until a sweep adds nothing; a
+        partner found above the sweep's position is visited in the same sweep, one below it in
+        the next.  Visiting only the reached indexes in that order gives the same result (and
+        the same "pulled in by") without sweeping the whole context.
+        """
         reached: dict[int, int | None] = {i: None for i in seeds}
-        changed = True
-        while changed:
-            changed = False
-            for index in range(len(self.call_ids)):
-                if index not in reached:
-                    continue
+        sweep = sorted(i for i in reached if 0 <= i < len(self.call_ids))
+        while sweep:
+            heapify(sweep)
+            later: list[int] = []
+            while sweep:
+                index = heappop(sweep)
                 for partner in self.partners(index):
                     if partner not in reached:
                         reached[partner] = index
-                        changed = True
+                        if partner > index:
+                            heappush(sweep, partner)
+                        else:
+                            later.append(partner)
+            sweep = later
         return reached
 
     def groups(self) -> list[tuple[int, ...]]:
@@ -309,42 +328,63 @@ class SerializedCache:
 
     One cache may serve many runs of the same session: assembled messages are
     the resolved items' own objects unless clean-up copied them, so a warm cache
-    makes a re-assembly pay only for what changed.  ``limit`` bounds the entries
-    (the cache is emptied past it, so per-run copies cannot pile up).
+    makes a re-assembly pay only for what changed.  ``limit`` bounds the number
+    of messages held (every table is emptied past it, so per-run copies cannot
+    pile up).  The ``*_of_all`` readers look a whole list up at C speed.
     """
 
     def __init__(self, limit: int | None = None) -> None:
-        self._cache: dict[int, tuple[Any, int]] = {}
-        self._h16: dict[int, tuple[Any, str]] = {}
-        self._forms: dict[int, tuple[Any, tuple[str, str]]] = {}
-        self._pairing: dict[int, tuple[Any, list[str], str | None]] = {}
+        self._alive: dict[int, Any] = {}  # id → message: holding it keeps the id from being reused
+        self._tokens: dict[int, int] = {}
+        self._h16: dict[int, str] = {}
+        self._forms: dict[int, tuple[str, str]] = {}
+        self._pairing: dict[int, tuple[list[str], str | None]] = {}
         self.limit = limit
 
-    def _room(self, table: dict[int, Any]) -> None:
-        if self.limit is not None and len(table) >= self.limit:
-            table.clear()
+    def _hold(self, message: Any) -> int:
+        key = id(message)
+        if key not in self._alive:
+            if self.limit is not None and len(self._alive) >= self.limit:
+                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing):
+                    table.clear()
+            self._alive[key] = message
+        return key
 
     def __call__(self, message: Any) -> int:
-        hit = self._cache.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        tokens = serialized_message_tokens(message)
-        self._room(self._cache)
-        self._cache[id(message)] = (message, tokens)
-        return tokens
+        value = self._tokens.get(id(message))
+        if value is None:
+            value = serialized_message_tokens(message)
+            self._tokens[self._hold(message)] = value
+        return value
+
+    def tokens_of_all(self, messages: Sequence[Any]) -> list[int]:
+        """``[self(m) for m in messages]``."""
+        values: list[Any] = list(map(self._tokens.get, map(id, messages)))
+        if None in values:
+            for index, value in enumerate(values):
+                if value is None:
+                    values[index] = self(messages[index])
+        return values
 
     def total(self, messages: Iterable[Any]) -> int:
-        return sum(self(m) for m in messages)
+        return sum(self.tokens_of_all(messages if isinstance(messages, Sequence) else list(messages)))
 
     def h16(self, message: Any) -> str:
         """``h16([message])`` (the §9.3 hash of one message)."""
-        hit = self._h16.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        value = h16_of_json("[" + self.json(message) + "]")
-        self._room(self._h16)
-        self._h16[id(message)] = (message, value)
+        value = self._h16.get(id(message))
+        if value is None:
+            value = h16_of_json("[" + self.json(message) + "]")
+            self._h16[self._hold(message)] = value
         return value
+
+    def h16_of_all(self, messages: Sequence[Any]) -> list[str]:
+        """``[self.h16(m) for m in messages]``."""
+        values: list[Any] = list(map(self._h16.get, map(id, messages)))
+        if None in values:
+            for index, value in enumerate(values):
+                if value is None:
+                    values[index] = self.h16(messages[index])
+        return values
 
     def json(self, message: Any) -> str:
         """``JSON.stringify(message)`` (a hook: the pipeline shares the assembler's cache of them)."""
@@ -352,23 +392,28 @@ class SerializedCache:
 
     def form(self, message: Any) -> tuple[str, str]:
         """(stored role, stored content) of a message."""
-        hit = self._forms.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        value = (stored_role(message), stored_content(message))
-        self._room(self._forms)
-        self._forms[id(message)] = (message, value)
+        value = self._forms.get(id(message))
+        if value is None:
+            value = (stored_role(message), stored_content(message))
+            self._forms[self._hold(message)] = value
         return value
 
     def pairing(self, message: Any) -> tuple[list[str], str | None]:
         """(call ids it issues, the call id it answers) in the pairing view of §9.7 (lists are shared: read only)."""
-        hit = self._pairing.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1], hit[2]
-        calls, result = assistant_pairing_ids(message), result_pairing_id(message)
-        self._room(self._pairing)
-        self._pairing[id(message)] = (message, calls, result)
-        return calls, result
+        value = self._pairing.get(id(message))
+        if value is None:
+            value = (assistant_pairing_ids(message), result_pairing_id(message))
+            self._pairing[self._hold(message)] = value
+        return value
+
+    def pairing_of_all(self, messages: Sequence[Any]) -> list[tuple[list[str], str | None]]:
+        """``[self.pairing(m) for m in messages]``."""
+        values: list[Any] = list(map(self._pairing.get, map(id, messages)))
+        if None in values:
+            for index, value in enumerate(values):
+                if value is None:
+                    values[index] = self.pairing(messages[index])
+        return values
 
 
 @dataclass(slots=True)
@@ -406,6 +451,7 @@ class VolatileResult:
     protected: dict[int, int | None] = field(default_factory=dict)
     sources: list[tuple[str, int] | None] = field(default_factory=list)  # per output message
     fast_path: bool = False
+    unchanged: bool = False  # nothing appended or evicted: ``messages`` are the assembled ones, in order
 
 
 @dataclass(slots=True)
@@ -454,16 +500,18 @@ def append_volatile_inputs(
     normalize: Callable[[Any], Any],
     tokens: SerializedCache | None = None,
     allow_fast: bool = True,
+    pairs: PairIndex | None = None,
 ) -> VolatileResult:
-    """§9.4–§9.7 ``appendUncoveredVolatileLiveInputsWithinBudget``."""
+    """§9.4–§9.7 ``appendUncoveredVolatileLiveInputsWithinBudget`` (``pairs``: the caller's index of ``assembled``)."""
     tokens = tokens or SerializedCache()
     assembled = list(assembled)
     live = [normalize(m) for m in live_messages]
-    pairs = PairIndex.build(assembled, tokens)
+    if pairs is None:
+        pairs = PairIndex.build(assembled, tokens)
     protected_seed = sorted(set(protected_seed))
     protected = pairs.expand(protected_seed)
 
-    asm_forms = [tokens.form(m) for m in assembled]
+    asm_forms = [tokens.form(m) for m in assembled] if live else []  # without live inputs nothing is compared
     live_forms = [(stored_role(m), stored_content(m)) for m in live]
     marker = [i for i, m in enumerate(live) if is_marker_volatile(m)]
     structural = structural_current_turn(asm_forms, live_forms)
@@ -504,6 +552,7 @@ def append_volatile_inputs(
     uncovered = [li for li in candidates if li not in covered]
     result.first_uncovered = list(uncovered)
     if not uncovered:
+        result.unchanged = True
         return result
 
     covered_by: dict[int, list[int]] = {}
@@ -618,6 +667,7 @@ def append_volatile_inputs(
             normalize=normalize,
             tokens=tokens,
             allow_fast=False,
+            pairs=pairs,
         )
     appended_sorted = sorted(appended, key=lambda e: e.live_index)
     result.messages = out

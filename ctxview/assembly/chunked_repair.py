@@ -1,0 +1,197 @@
+"""Clean-up and pairing repair (§7.1–§7.4) chunk by chunk, remembered across runs.
+
+Only tool ids tie one message's clean-up or repair to another's.  Cutting the
+session wherever no tool id spans the cut gives chunks whose §7.1–§7.4 outcome
+depends on nothing but which of their own items are selected and how many of
+them lie before the fresh tail.  Running §7.1–§7.4 on each selected chunk alone
+and concatenating gives the messages, keys and records of running it on the
+whole selection (the repair's bookkeeping is per id, its look-aheads only act
+on the ids of the assistant they serve), so a re-assembly that keeps most of
+the same items only looks its chunks up.  Cached outputs are the same objects
+run after run, which also keeps the engine's per-message memo warm.
+``tests/unit/test_chunked_repair.py`` and the warm-cache tests compare this
+with the whole-selection functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.assembly.postprocess import FRESH, Cleaned, Entry, clean_selected
+from ctxview.assembly.resolve import ResolvedItem
+from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
+
+
+@dataclass(slots=True)
+class ChunkOutcome:
+    """§7.1–§7.4 of the selected items of one chunk."""
+
+    entries: list[Entry]  # the clean-up's output (segment-tagged)
+    messages: list[Any]  # the repair's output
+    keys: list[Any]
+    cleaned: Cleaned | None  # None: clean-up changed nothing and recorded nothing
+    log: RepairLog | None  # None: the repair recorded nothing
+
+
+@dataclass(slots=True)
+class ChunkedRun:
+    """The concatenated outcome of one run (the shapes the whole-selection functions return)."""
+
+    cleaned: Cleaned
+    repair: RepairLog
+    messages: list[Any]
+    keys: list[Any]
+    fresh_from: int  # no fresh-tail entry in ``cleaned.entries`` before this index
+
+    def fresh_messages(self) -> list[Any]:
+        """The clean-up's fresh-tail messages (what §7.5 hashes alone)."""
+        return [e.message for e in self.cleaned.entries[self.fresh_from :] if e.segment == FRESH]
+
+
+@dataclass(slots=True)
+class ChunkPlan:
+    """Where the tool-id-closed chunks of an item list start and end (parameter independent)."""
+
+    items: Sequence[ResolvedItem]
+    chunk_of: list[int]  # position → chunk number
+    start: list[int]  # chunk number → first position
+    stop: list[int]  # chunk number → one past its last position
+    limit: int
+    _singles: dict[tuple[int, bool], ChunkOutcome] = field(default_factory=dict)  # (position, fresh?)
+    _groups: dict[tuple[int, tuple[int, ...], int], ChunkOutcome] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, items: Sequence[ResolvedItem]) -> ChunkPlan:
+        last: dict[str, int] = {}  # tool id → last position that issues or answers it
+        first: dict[str, int] = {}
+        for position, item in enumerate(items):
+            for tool_id in item.call_ids:
+                first.setdefault(tool_id, position)
+                last[tool_id] = position
+            if item.result_id:
+                first.setdefault(item.result_id, position)
+                last[item.result_id] = position
+        reach = list(range(len(items)))  # position → furthest position a tool id starting there reaches
+        for tool_id, begin in first.items():
+            reach[begin] = max(reach[begin], last[tool_id])
+        chunk_of: list[int] = []
+        start: list[int] = []
+        stop: list[int] = []
+        position = 0
+        while position < len(items):
+            end = reach[position]
+            cursor = position
+            while cursor <= end:
+                end = max(end, reach[cursor])
+                cursor += 1
+            chunk_of.extend([len(start)] * (end + 1 - position))
+            start.append(position)
+            stop.append(end + 1)
+            position = end + 1
+        return cls(items, chunk_of, start, stop, limit=4 * len(items) + 1024)
+
+    def run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
+        """§7.1–§7.4 over the items at positions ``kept`` (ascending) then ``cut`` … end (the fresh tail)."""
+        if len(self._singles) + len(self._groups) > self.limit:
+            self._singles.clear()
+            self._groups.clear()
+        items = self.items
+        chunk_of = self.chunk_of
+        stop = self.stop
+        start = self.start
+        entries: list[Entry] = []
+        messages: list[Any] = []
+        keys: list[Any] = []
+        cleaned_parts: list[Cleaned] = []
+        logs: list[RepairLog] = []
+        fresh_from = -1
+        positions = [*kept, *range(cut, len(items))]
+        count = len(positions)
+        at = 0
+        while at < count:
+            position = positions[at]
+            chunk = chunk_of[position]
+            if fresh_from < 0 and stop[chunk] > cut:
+                fresh_from = len(entries)  # the first chunk that can hold a fresh item (one may straddle the cut)
+            if stop[chunk] - start[chunk] == 1:
+                key1 = (position, position >= cut)
+                outcome = self._singles.get(key1)
+                if outcome is None:
+                    outcome = self._singles[key1] = self._outcome([position], cut, orphan_ordinal, all_results)
+                at += 1
+            else:
+                members: list[int] = []
+                end = stop[chunk]
+                while at < count and positions[at] < end:
+                    members.append(positions[at])
+                    at += 1
+                before_cut = min(max(cut - start[chunk], 0), end - start[chunk])
+                key2 = (chunk, tuple(members), before_cut)
+                outcome = self._groups.get(key2)
+                if outcome is None:
+                    outcome = self._groups[key2] = self._outcome(members, cut, orphan_ordinal, all_results)
+            entries.extend(outcome.entries)
+            messages.extend(outcome.messages)
+            keys.extend(outcome.keys)
+            if outcome.cleaned is not None:
+                cleaned_parts.append(outcome.cleaned)
+            if outcome.log is not None:
+                logs.append(outcome.log)
+        if fresh_from < 0:
+            fresh_from = len(entries)
+        return ChunkedRun(_merge_cleaned(entries, cleaned_parts), _merge_logs(logs), messages, keys, fresh_from)
+
+    def _outcome(self, members: list[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkOutcome:
+        items = self.items
+        selected = [items[p] for p in members]
+        fresh = {items[p].ordinal for p in members if p >= cut}
+        cleaned = clean_selected(selected, fresh, orphan_ordinal, all_results)
+        log = RepairLog()
+        messages, keys = sanitize_tool_use_result_pairing_keyed(
+            [e.message for e in cleaned.entries], [e.item.key for e in cleaned.entries], log
+        )
+        recorded = (
+            cleaned.removed_tool_use_block_count
+            or cleaned.touched_assistant_message_count
+            or cleaned.stripped_calls
+            or cleaned.dropped_orphan_calls
+            or cleaned.dropped_empty
+        )
+        logged = (
+            log.orphan_results
+            or log.duplicate_results
+            or log.calls_removed
+            or log.dropped_assistants
+            or log.synthetic
+            or log.moved_after_results
+        )
+        return ChunkOutcome(
+            cleaned.entries, messages, keys, cleaned if recorded else None, log if logged else None
+        )
+
+
+def _merge_cleaned(entries: list[Entry], parts: list[Cleaned]) -> Cleaned:
+    merged = Cleaned(entries)
+    for part in parts:
+        merged.removed_tool_use_block_count += part.removed_tool_use_block_count
+        merged.touched_assistant_message_count += part.touched_assistant_message_count
+        merged.stripped_calls.update(part.stripped_calls)
+        merged.dropped_orphan_calls.update(part.dropped_orphan_calls)
+        merged.dropped_empty.update(part.dropped_empty)
+    return merged
+
+
+def _merge_logs(logs: list[RepairLog]) -> RepairLog:
+    merged = RepairLog()
+    for log in logs:
+        merged.orphan_results.extend(log.orphan_results)
+        merged.duplicate_results.extend(log.duplicate_results)
+        for key, calls in log.calls_removed.items():
+            merged.calls_removed.setdefault(key, []).extend(calls)
+        merged.dropped_assistants.update(log.dropped_assistants)
+        for key, ids in log.synthetic.items():
+            merged.synthetic.setdefault(key, []).extend(ids)
+        merged.moved_after_results.update(log.moved_after_results)
+    return merged

@@ -1,0 +1,139 @@
+"""Chunked §7.1–§7.4 against the whole-selection functions, on tangled tool histories.
+
+``ChunkPlan.run`` must return exactly what ``clean_selected`` followed by
+``sanitize_tool_use_result_pairing_keyed`` return for the same selection:
+messages (same JSON), keys, and every record the trace explains, whatever is
+selected and wherever the fresh tail starts, including duplicate ids, results
+before their calls, interleaved turns, terminal assistants and ids shared by
+far-apart messages.  One plan serves all the examples, so its remembered
+chunk outcomes are exercised across runs as in the inspector.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxview.assembly.chunked_repair import ChunkPlan
+from ctxview.assembly.postprocess import FRESH, clean_selected
+from ctxview.assembly.resolve import ResolvedItem
+from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
+from ctxview.jsjson import js_stringify
+
+IDS = ["a", "b", "c", "d", "e"]
+
+
+def call(cid: str) -> dict[str, Any]:
+    return {"type": "toolCall", "id": cid, "name": "read", "arguments": {}}
+
+
+@st.composite
+def message(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["user", "assistant", "calls", "result", "blank", "terminal", "thinking"]))
+    if kind == "user":
+        return {"role": "user", "content": draw(st.sampled_from(["hi", " ", "go on"]))}
+    if kind == "assistant":
+        return {"role": "assistant", "content": draw(st.sampled_from(["ok", [{"type": "text", "text": "done"}], []]))}
+    if kind == "blank":
+        return {"role": "assistant", "content": [{"type": "text", "text": "  "}]}
+    if kind == "thinking":
+        thinking = {"type": "thinking", "thinking": "hm"}
+        return {"role": "assistant", "content": [thinking, call(draw(st.sampled_from(IDS)))]}
+    if kind == "result":
+        return {"role": "toolResult", "toolCallId": draw(st.sampled_from(IDS)), "content": "r"}
+    calls = [call(cid) for cid in draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=3))]
+    out: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": "using"}, *calls]}
+    if kind == "terminal":
+        out["stopReason"] = "error"
+    return out
+
+
+def items_of(messages: list[dict[str, Any]]) -> list[ResolvedItem]:
+    return [ResolvedItem(ordinal=i * 2, message=m, tokens=1, is_message=True, text="") for i, m in enumerate(messages)]
+
+
+def reference(items: list[ResolvedItem], kept: list[int], cut: int, all_results: dict[str, list[int]]) -> Any:
+    selected = [items[p] for p in [*kept, *range(cut, len(items))]]
+    orphan = items[cut].ordinal if cut < len(items) else math.inf
+    cleaned = clean_selected(selected, {items[p].ordinal for p in range(cut, len(items))}, orphan, all_results)
+    log = RepairLog()
+    messages, keys = sanitize_tool_use_result_pairing_keyed(
+        [e.message for e in cleaned.entries], [e.item.key for e in cleaned.entries], log
+    )
+    return cleaned, log, messages, keys
+
+
+def results_index(items: list[ResolvedItem]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for item in items:
+        if item.result_id:
+            out.setdefault(item.result_id, []).append(item.ordinal)
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), messages=st.lists(message(), min_size=1, max_size=14))
+def test_chunked_run_equals_the_whole_selection(data: st.DataObject, messages: list[dict[str, Any]]) -> None:
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    for _ in range(4):  # several runs over one plan: remembered chunks must not leak between selections
+        cut = data.draw(st.integers(0, len(items)))
+        kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
+        orphan = items[cut].ordinal if cut < len(items) else math.inf
+        run = plan.run(kept, cut, orphan, all_results)
+        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
+        assert js_stringify(run.messages) == js_stringify(messages_out)
+        assert run.keys == keys
+        assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
+            (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
+        ]
+        assert run.fresh_messages() == [e.message for e in cleaned.entries if e.segment == FRESH]
+        ours, theirs = run.cleaned, cleaned
+        assert ours.removed_tool_use_block_count == theirs.removed_tool_use_block_count
+        assert ours.touched_assistant_message_count == theirs.touched_assistant_message_count
+        assert ours.stripped_calls == theirs.stripped_calls
+        assert ours.dropped_orphan_calls == theirs.dropped_orphan_calls
+        assert ours.dropped_empty == theirs.dropped_empty
+        assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
+        assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
+        assert run.repair.calls_removed == log.calls_removed
+        assert run.repair.dropped_assistants == log.dropped_assistants
+        assert run.repair.synthetic == log.synthetic
+        assert run.repair.moved_after_results == log.moved_after_results
+
+
+def test_chunks_close_over_tool_ids() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [call("a")]},
+        {"role": "user", "content": "between"},
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},
+        {"role": "assistant", "content": [call("b")]},
+        {"role": "toolResult", "toolCallId": "b", "content": "r"},
+        {"role": "user", "content": "next"},
+        {"role": "toolResult", "toolCallId": "b", "content": "late duplicate"},
+        {"role": "user", "content": "end"},
+    ]
+    plan = ChunkPlan.build(items_of(messages))
+    assert list(zip(plan.start, plan.stop, strict=True)) == [(0, 1), (1, 4), (4, 8), (8, 9)]
+    assert plan.chunk_of == [0, 1, 1, 1, 2, 2, 2, 2, 3]
+
+
+def test_remembered_outcomes_are_reused_objects() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},
+        {"role": "user", "content": "end"},
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    first = plan.run([1], 3, items[3].ordinal, results_index(items))  # the call kept, its result evicted
+    again = plan.run([1], 3, items[3].ordinal, results_index(items))
+    assert first.messages[0]["content"] == [{"type": "text", "text": "x"}]  # §7.1 stripped the orphan call
+    assert first.messages[0] is again.messages[0]  # the same stripped copy: the engine's memo stays warm
+    assert first.cleaned.stripped_calls == {"o:2": [("a", "not-selected")]}
