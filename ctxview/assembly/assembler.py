@@ -14,7 +14,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 from ctxview.assembly.chunked_repair import ChunkPlan
@@ -27,7 +27,7 @@ from ctxview.assembly.rescoring import Ranking, Rescorer
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, gc_paused, resolve_session, unresolved_reason
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
-from ctxview.assembly.select import Selection, select_evictable
+from ctxview.assembly.select import GreedyOrder, Selection, select_evictable
 from ctxview.assembly.stubs import apply_stub_substitution
 from ctxview.assembly.termindex import IndexedScores, TermIndex
 from ctxview.assembly.tool_pairs import (
@@ -283,6 +283,7 @@ def _assemble(
     terms = distinct_prompt_terms(prompt)
     scored: list[tuple[float | None, tuple[TermMatch, ...]]] | None = None
     order: list[int] | None = None
+    greedy: GreedyOrder | None = None
     if ranking is not None:
         scored = ranking.scored
         if ranking.order is not None and prompt_aware_eviction is not False:
@@ -295,7 +296,7 @@ def _assemble(
             if indexed is not None:
                 scored = indexed  # type: ignore[assignment]  # a lazy sequence of (score, matched terms)
                 if prompt_aware_eviction is not False:
-                    order = indexed.order()
+                    greedy = indexed.greedy()
             else:  # no term index yet (a one-shot run): score every item directly
                 term_key = tuple(terms)
                 # a term is a run of [a-z0-9] in the lowercased text, so an item whose lowercased text
@@ -306,7 +307,16 @@ def _assemble(
                 ]
                 if prompt_aware_eviction is not False:
                     use_scores = [s for s, _ in scored]
-    selection = select_evictable(evictable, remaining, scores=use_scores, order=order)
+    plain = bool(shape.ordinals) and not focus_items and ranking is None and diag_items is items
+    # plain: evictable is items[:cut] and the fresh tail items[cut:], as they were resolved
+    selection = select_evictable(
+        evictable,
+        remaining,
+        scores=use_scores,
+        order=order,
+        greedy=greedy,
+        total=shape.prefix_tokens[cut] if plain else None,
+    )
     kept_evictable = [evictable[i] for i in selection.kept]
     if focus_items:
         selected = sorted(
@@ -317,8 +327,7 @@ def _assemble(
     estimated = selection.kept_tokens + tail_tokens + focus_tokens
 
     # §7.1–§7.3, §7.4
-    if shape.ordinals and not focus_items and ranking is None and diag_items is items:
-        # evictable is items[:cut] and the tail items[cut:]: the chunked repair knows them by position
+    if plain:  # the chunked repair knows the selected items by position
         chunked = _chunk_plan(static, resolved).run(selection.kept, cut, orphan_ordinal, static.all_results)
         cleaned, repair, messages, keys = chunked.cleaned, chunked.repair, chunked.messages, chunked.keys
         fresh_msgs = chunked.fresh_messages()
@@ -1109,8 +1118,20 @@ def _indexed_scores(
             cache[key] = (items, index)
     focus = static.overlay.focus_item
     focus_position = index.position.get(id(focus)) if focus is not None else None
-    copies = [i for i, item in enumerate(evictable) if item.stub_of is not None] if stubbed else []
-    return IndexedScores(evictable, terms, index, items, focus_position=focus_position, copies=copies)
+    if stubbed:
+        copies = [i for i, item in enumerate(evictable) if item.stub_of is not None]
+        return IndexedScores(evictable, terms, index, items, focus_position=focus_position, copies=copies)
+    # without stubs the evictable list is the first len(evictable) non-focus items: the same prompt over
+    # the same length gives the same scores, so a budget edit reuses them (and their prepared order)
+    signature = (terms, len(evictable), focus_position, id(index))
+    memo_key = f"scores:{id(items)}"
+    hit = cache.get(memo_key) if cache is not None else None
+    if hit is not None and hit[0] is items and hit[1] == signature:
+        return hit[2]
+    scores = IndexedScores(evictable, terms, index, items, focus_position=focus_position)
+    if cache is not None:
+        cache[memo_key] = (items, signature, scores)
+    return scores
 
 
 def term_index(session_resolved: list[ResolvedItem], session: Session, timezone: str) -> TermIndex:
@@ -1141,6 +1162,7 @@ class _Shape:
     stats: dict[str, int]
     focus_items: tuple[ResolvedItem, ...]
     ordinals: list[int]
+    prefix_tokens: list[int]  # prefix_tokens[n] = tokens of the first n items
 
 
 def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
@@ -1160,6 +1182,7 @@ def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
         stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
         focus_items=tuple(item for item in items if item.is_focus_brief),
         ordinals=ordinals,
+        prefix_tokens=list(accumulate((item.tokens for item in items), initial=0)),
     )
     if cache is not None:
         cache[key] = (static, shape)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ctxview.assembly.resolve import ResolvedItem, tokenize
 from ctxview.assembly.scoring import score_item
+from ctxview.assembly.select import GreedyOrder
 from ctxview.model import TermMatch
 
 _ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
@@ -88,6 +89,8 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         self.positive: dict[int, float] = {}  # evictable index → score > 0
         self._direct: dict[int, tuple[float, tuple[TermMatch, ...]]] = {}
         self.index = index
+        self._order: list[int] | None = None
+        self._greedy: GreedyOrder | None = None
         count = len(evictable)
         copied = set(copies)
         mismatch = False
@@ -147,10 +150,18 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
 
     def order(self) -> list[int]:
         """Evictable indexes by score descending, larger index first on ties (the reference's order)."""
-        positive = self.positive
-        ranked = sorted(positive, key=lambda i: (-positive[i], -i))
-        if positive:
-            ranked.extend(i for i in range(len(self.evictable) - 1, -1, -1) if i not in positive)
-        else:
-            ranked.extend(range(len(self.evictable) - 1, -1, -1))
-        return ranked
+        if self._order is None:
+            positive = self.positive
+            ranked = sorted(positive, key=lambda i: (-positive[i], -i))
+            if positive:
+                ranked.extend(i for i in range(len(self.evictable) - 1, -1, -1) if i not in positive)
+            else:
+                ranked.extend(range(len(self.evictable) - 1, -1, -1))
+            self._order = ranked
+        return self._order
+
+    def greedy(self) -> GreedyOrder:
+        """``order()`` prepared for the greedy walk (built once, walked at every budget)."""
+        if self._greedy is None:
+            self._greedy = GreedyOrder(self.order(), self.evictable)
+        return self._greedy

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctxview.assembly.resolve import ResolvedItem
-from ctxview.assembly.select import select_evictable
+from ctxview.assembly.select import GreedyOrder, select_evictable
 
 
 def items(*tokens: int) -> list[ResolvedItem]:
@@ -41,3 +44,28 @@ def test_prompt_aware_greedy_skips_and_ties_go_to_recent() -> None:
 def test_explicit_order_uses_the_same_greedy_walk() -> None:
     sel = select_evictable(items(5, 5, 5), 10, scores=None, order=[2, 0, 1])
     assert sel.mode == "prompt-aware" and sel.kept == [0, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tokens=st.lists(st.integers(0, 40), max_size=30),
+    data=st.data(),
+)
+def test_prepared_walk_matches_the_plain_greedy_walk(tokens: list[int], data: st.DataObject) -> None:
+    evictable = items(*tokens)
+    order = data.draw(st.permutations(range(len(tokens))))
+    greedy = GreedyOrder(order, evictable)
+    for remaining in data.draw(st.lists(st.integers(0, sum(tokens) + 5), min_size=1, max_size=4)):
+        sel = select_evictable(evictable, remaining, scores=None, greedy=greedy)
+        # the reference walk, item by item over the whole order
+        kept, accum, rank, left = [], 0, [0] * len(tokens), [None] * len(tokens)
+        for position, index in enumerate(order, start=1):
+            rank[index], left[index] = position, remaining - accum
+            if accum + tokens[index] <= remaining:
+                kept.append(index)
+                accum += tokens[index]
+        if sum(tokens) <= remaining:
+            assert sel.mode == "full-fit" and sel.kept == list(range(len(tokens)))
+            continue
+        assert (sel.mode, sel.kept, sel.kept_tokens) == ("prompt-aware", sorted(kept), accum)
+        assert list(sel.rank) == rank and list(sel.left_before) == left
