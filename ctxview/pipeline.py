@@ -134,6 +134,10 @@ def build_trace(
         final_keys = engine.message_keys
         decisions.override_keys(engine.item_updates)
         decisions.map_field("serialized_tokens", engine.serialized_tokens)
+        if engine.clamp_outcomes:  # (one mapping for the thousands of items a clamp can cut)
+            reasons = engine.clamp_reasons
+            decisions.map_field("outcome", engine.clamp_outcomes)
+            decisions.map_field("reason", {key: reasons[o] for key, o in engine.clamp_outcomes.items()})
         decisions.extend(engine.live_decisions)
         final_tokens = engine.estimated_tokens
         engine_outcome = engine.engine_outcome

@@ -59,7 +59,9 @@ class ChunkPlan:
     start: list[int]  # chunk number → first position
     stop: list[int]  # chunk number → one past its last position
     limit: int
-    _singles: dict[tuple[int, bool], ChunkOutcome] = field(default_factory=dict)  # (position, fresh?)
+    # a one-item chunk's outcome by position, before and from the fresh tail
+    _evictable_single: list[ChunkOutcome | None] = field(default_factory=list)
+    _fresh_single: list[ChunkOutcome | None] = field(default_factory=list)
     _groups: dict[tuple[int, tuple[int, ...], int], ChunkOutcome] = field(default_factory=dict)
 
     @classmethod
@@ -90,24 +92,27 @@ class ChunkPlan:
             start.append(position)
             stop.append(end + 1)
             position = end + 1
-        return cls(items, chunk_of, start, stop, limit=4 * len(items) + 1024)
+        plan = cls(items, chunk_of, start, stop, limit=4 * len(items) + 1024)
+        plan._evictable_single = [None] * len(items)
+        plan._fresh_single = [None] * len(items)
+        return plan
 
     def run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         """§7.1–§7.4 over the items at positions ``kept`` (ascending) then ``cut`` … end (the fresh tail)."""
-        if len(self._singles) + len(self._groups) > self.limit:
-            self._singles.clear()
+        if len(self._groups) > self.limit:
             self._groups.clear()
-        items = self.items
         chunk_of = self.chunk_of
         stop = self.stop
         start = self.start
+        evictable_single = self._evictable_single
+        fresh_single = self._fresh_single
         entries: list[Entry] = []
         messages: list[Any] = []
         keys: list[Any] = []
         cleaned_parts: list[Cleaned] = []
         logs: list[RepairLog] = []
         fresh_from = -1
-        positions = [*kept, *range(cut, len(items))]
+        positions = [*kept, *range(cut, len(self.items))]
         count = len(positions)
         at = 0
         while at < count:
@@ -116,10 +121,10 @@ class ChunkPlan:
             if fresh_from < 0 and stop[chunk] > cut:
                 fresh_from = len(entries)  # the first chunk that can hold a fresh item (one may straddle the cut)
             if stop[chunk] - start[chunk] == 1:
-                key1 = (position, position >= cut)
-                outcome = self._singles.get(key1)
+                singles = fresh_single if position >= cut else evictable_single
+                outcome = singles[position]
                 if outcome is None:
-                    outcome = self._singles[key1] = self._outcome([position], cut, orphan_ordinal, all_results)
+                    outcome = singles[position] = self._outcome([position], cut, orphan_ordinal, all_results)
                 at += 1
             else:
                 members: list[int] = []

@@ -60,6 +60,9 @@ class EngineResult:
     protected_pairs: list[tuple[str, str, str]]  # (call item key, result item key, why protected)
     warnings: list[str] = field(default_factory=list)
     serialized_tokens: dict[str, int] = field(default_factory=dict)  # assembled item key → its serialized size
+    # what the serialized clamp removed (item key → "clamped" | "prefill-stripped"), and the reason of each
+    clamp_outcomes: dict[str, str] = field(default_factory=dict)
+    clamp_reasons: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_budget(value: Any, cap: Any = None) -> int:
@@ -234,6 +237,8 @@ def _assembled_result(
         protected_pairs=trace.protected_pairs(),
         warnings=warnings,
         serialized_tokens=serialized,  # type: ignore[arg-type]
+        clamp_outcomes=trace.clamp_outcomes(),
+        clamp_reasons=trace.clamp_reasons(),
     )
 
 
@@ -443,28 +448,33 @@ class _EngineTrace:
                         f"{pair_note}"
                     ),
                 )
-        clamp = self.clamp
-        if clamp.clamped:
-            kept = set(clamp.kept_indexes)
-            final = set(clamp.final_indexes)
-            target = max(1, math.floor(self.budget * 0.9))
-            for position, key in enumerate(self.volatile_keys):
-                if key is None or key.startswith("l:") or position in final:
-                    continue
-                if position in kept:
-                    updates.setdefault(key, {}).update(
-                        outcome="prefill-stripped",
-                        reason="trailing assistant message removed after the clamp (the turn must end on a user)",
-                    )
-                else:
-                    updates.setdefault(key, {}).update(
-                        outcome="clamped",
-                        reason=(
-                            f"cut by the serialized clamp: {clamp.tokens_before} serialized tokens exceeded the "
-                            f"budget {self.budget}; only the newest messages fitting {target} were kept"
-                        ),
-                    )
         return updates
+
+    def clamp_outcomes(self) -> dict[str, str]:
+        """Assembled item key → "clamped" or "prefill-stripped", for what the serialized clamp removed."""
+        clamp = self.clamp
+        outcomes: dict[str, str] = {}
+        if not clamp.clamped:
+            return outcomes
+        kept = set(clamp.kept_indexes)
+        keys = self.volatile_keys
+        for position in sorted(set(range(len(keys))).difference(clamp.final_indexes)):
+            key = keys[position]
+            if key is not None and key[:2] != "l:":
+                outcomes[key] = "prefill-stripped" if position in kept else "clamped"
+        return outcomes
+
+    def clamp_reasons(self) -> dict[str, str]:
+        """The reason of each clamp outcome (one text per run)."""
+        clamp = self.clamp
+        target = max(1, math.floor(self.budget * 0.9))
+        return {
+            "prefill-stripped": "trailing assistant message removed after the clamp (the turn must end on a user)",
+            "clamped": (
+                f"cut by the serialized clamp: {clamp.tokens_before} serialized tokens exceeded the "
+                f"budget {self.budget}; only the newest messages fitting {target} were kept"
+            ),
+        }
 
     def _protection(self, index: int) -> str | None:
         volatile = self.volatile
@@ -479,7 +489,8 @@ class _EngineTrace:
     def protected_pairs(self) -> list[tuple[str, str, str]]:
         volatile = self.volatile
         pairs: list[tuple[str, str, str]] = []
-        for index, call_ids in enumerate(self.pairs.call_ids):
+        for index in sorted({*volatile.protected, *volatile.exact_protected}):
+            call_ids = self.pairs.call_ids[index] if 0 <= index < len(self.pairs.call_ids) else ()
             if not call_ids:
                 continue
             if index in volatile.protected:

@@ -8,7 +8,7 @@ or at the optional token cap, whichever comes first.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ctxview.assembly.resolve import ResolvedItem
@@ -43,11 +43,11 @@ def resolve_fresh_tail(items: Sequence[ResolvedItem], count: float, cap: float |
     cap_tokens = normalize_cap(cap)
     if isinstance(count, bool) or not isinstance(count, (int, float)) or not math.isfinite(count) or count <= 0:
         return FreshTail(None, count, cap_tokens, None, stop="disabled")
-    raw = [item for item in items if item.is_message]
-    if not raw:
+    # the walks go newest first and usually stop near the end: never list every raw message
+    if not any(item.is_message for item in reversed(items)):
         return FreshTail(None, count, cap_tokens, None, stop="no-raw")
     latest_user: int | None = None
-    for item in reversed(raw):
+    for item in _raw_newest_first(items):
         if item.source_role == "user":
             latest_user = item.ordinal
             break
@@ -55,7 +55,7 @@ def resolve_fresh_tail(items: Sequence[ResolvedItem], count: float, cap: float |
     start = math.inf
     n = 0
     total = 0
-    for item in reversed(raw):
+    for item in _raw_newest_first(items):
         user_covered = latest_user is None or start <= latest_user
         if user_covered and n >= count:
             tail.stop = "count"
@@ -76,6 +76,10 @@ def resolve_fresh_tail(items: Sequence[ResolvedItem], count: float, cap: float |
     tail.start = int(start) if start != math.inf else None
     tail.protected_tokens = total
     return tail
+
+
+def _raw_newest_first(items: Sequence[ResolvedItem]) -> Iterator[ResolvedItem]:
+    return (item for item in reversed(items) if item.is_message)
 
 
 def resolve_fresh_tail_ordinal(items: Sequence[ResolvedItem], count: float, cap: float | None) -> float:

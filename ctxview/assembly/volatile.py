@@ -147,19 +147,18 @@ class PairIndex:
     def build(cls, messages: Sequence[Any], memo: SerializedCache | None = None) -> PairIndex:
         if memo is not None:
             pairs = memo.pairing_of_all(messages)
-            call_ids = [calls for calls, _ in pairs]
-            result_id = [rid for _, rid in pairs]
+            call_ids: list[list[str]] = [calls for calls, _ in pairs]
+            result_id: list[str | None] = [rid for _, rid in pairs]
         else:
             call_ids = [assistant_pairing_ids(m) for m in messages]
             result_id = [result_pairing_id(m) for m in messages]
         assistants: dict[str, list[int]] = {}
         results: dict[str, list[int]] = {}
-        for index, ids in enumerate(call_ids):
-            for call_id in ids:
+        for index in [i for i, ids in enumerate(call_ids) if ids]:  # (most messages issue no call)
+            for call_id in call_ids[index]:
                 assistants.setdefault(call_id, []).append(index)
-        for index, rid in enumerate(result_id):
-            if rid is not None:
-                results.setdefault(rid, []).append(index)
+        for index in [i for i, rid in enumerate(result_id) if rid is not None]:
+            results.setdefault(result_id[index], []).append(index)  # type: ignore[arg-type]
         return cls(call_ids, result_id, assistants, results)
 
     def partners(self, index: int) -> list[int]:

@@ -151,7 +151,8 @@ def test_g3_tight_budget_evicts_the_summary_then_clamps() -> None:
     updates = result.item_updates
     assert updates["o:0"]["outcome"] == "evicted-for-live"
     assert updates["o:0"]["evicted_by"] == "l:2"
-    assert updates["o:1"]["outcome"] == "clamped"
+    assert result.clamp_outcomes == {"o:1": "clamped", "o:2": "clamped"}
+    assert result.clamp_reasons["clamped"].startswith("cut by the serialized clamp: 126 serialized tokens")
     assert updates["o:1"]["protected"] == "fresh tail"
     assert len(result.warnings) == 2
     assert result.warnings[0].startswith("[lcm] assemble: appended unpersisted volatile live input appendedMessages=1")
