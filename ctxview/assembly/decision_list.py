@@ -17,7 +17,7 @@ from typing import Any, overload
 
 from ctxview.model import Decision
 
-CHUNK = 256
+CHUNK = 32  # decisions built together: a screenful of rows touches a few chunks, each cheap
 
 Builder = Callable[[int, int], list[Decision]]  # (start, stop) → fresh decisions for those positions
 ColumnProvider = Callable[[], list[Any]]

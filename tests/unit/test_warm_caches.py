@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ctxview.assembly import assembler as assembler_module
 from ctxview.assembly import diagnostics, tool_pairs
-from ctxview.assembly.decision_list import DecisionList
+from ctxview.assembly.decision_list import CHUNK, DecisionList
 from ctxview.jsjson import js_stringify
 from ctxview.model import Params, Trace
 from ctxview.params_io import build_params, default_params, read_params_file
@@ -162,7 +162,7 @@ def test_lazy_trace_builds_only_what_is_read(tmp_path_factory: pytest.TempPathFa
     decisions.column("score")
     assert decisions.built == 0  # nor did the whole-trace columns
     first = decisions[0]
-    assert decisions.built == 256 and first is decisions[0]
+    assert decisions.built == CHUNK and first is decisions[0]
     assert decisions[len(decisions) - 1].key == list(decisions)[-1].key
 
 

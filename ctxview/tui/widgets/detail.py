@@ -246,9 +246,21 @@ class DetailPane(VerticalScroll):
     def show(self, trace: Trace | None, decision: Decision | None, session: Session | None) -> None:
         if trace is None or decision is None:
             self.key = None
-            self._body.update(Text("No item selected.", style="dim"))
+            self._set_body(Text("No item selected.", style="dim"))
             return
         if decision.key != self.key:
             self.scroll_home(animate=False)
         self.key = decision.key
-        self._body.update(Group(*describe(trace, decision, session)))
+        self._set_body(Group(*describe(trace, decision, session)))
+
+    def _set_body(self, content: Group | Text) -> None:
+        """Swap the text; re-lay the screen out only when its height changed.
+
+        Every keystroke re-describes the selected item, and a layout pass repaints
+        the whole screen: most edits change a score or a number, not the height.
+        """
+        body = self._body
+        body.update(content, layout=False)
+        size = body.content_size
+        if size.width <= 0 or body.get_content_height(self.size, self.app.size, size.width) != size.height:
+            body.refresh(layout=True)
