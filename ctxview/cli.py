@@ -7,10 +7,11 @@ user can cause is one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -349,6 +350,22 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
+def _without_cyclic_gc(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a one-shot command with the cyclic garbage collector paused.
+
+    A headless run builds millions of acyclic objects (rows, rendered messages,
+    decisions) and exits; each full collection would walk all of them again, which
+    made a 100,000-item export spend a third of its time collecting nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return command(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -363,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "sweep": _run_sweep,
                 "sample": cmd_sample,
             }[name]
-            return command(args)
+            return _without_cyclic_gc(command, args)
         args = _tui_parser().parse_args(arguments)
         return cmd_tui(args)
     except CtxviewError as exc:
