@@ -163,16 +163,18 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"JSON.parse rejects {name}")
 
 
-def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Build an object with JS key order: array-index keys first, ascending."""
-    if any(_is_index_key(k) for k, _ in pairs):
-        result: dict[str, Any] = {}
-        for k, v in pairs:
-            result[k] = v  # later duplicates win, like JS
+def _js_object(result: dict[str, Any]) -> dict[str, Any]:
+    """Give an object JS key order: array-index keys first, ascending.
+
+    The decoder builds the dict (later duplicates win, like JS); only an object with
+    an all-digit key needs a second look, and ``str.isdigit`` finds none at C speed.
+    """
+    if any(map(str.isdigit, result)):
         index_keys = sorted((k for k in result if _is_index_key(k)), key=int)
-        other = [k for k in result if not _is_index_key(k)]
-        return {k: result[k] for k in index_keys + other}
-    return dict(pairs)
+        if index_keys:
+            other = [k for k in result if not _is_index_key(k)]
+            return {k: result[k] for k in index_keys + other}
+    return result
 
 
 def _is_index_key(key: str) -> bool:
@@ -180,7 +182,7 @@ def _is_index_key(key: str) -> bool:
 
 
 _DECODER = json.JSONDecoder(
-    object_pairs_hook=_js_object,
+    object_hook=_js_object,
     parse_float=_parse_float,
     parse_int=_parse_int,
     parse_constant=_reject_constant,

@@ -15,7 +15,6 @@ from typing import Any
 from ctxview.assembly.assembler import (
     AssemblerResult,
     assemble_context,
-    message_json,
     resolve_session,
     score_summary,
 )
@@ -36,7 +35,6 @@ class SessionAssembler:
         self._has_summary_items = any(item.item_type == "summary" for item in session.items)
         # per-message engine values (serialized tokens, hashes, pairing ids), shared by every run
         self._engine_memo = SerializedCache(limit=4 * len(session.items) + 4096)
-        self._engine_memo.json = message_json  # type: ignore[method-assign]
 
     def resolved(self, timezone: str) -> Any:
         """Resolved items for a time zone (summary dates depend on it), built once."""

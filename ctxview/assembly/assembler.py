@@ -11,6 +11,7 @@ view ever has to re-derive a decision.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -1162,7 +1163,7 @@ class _Shape:
     stats: dict[str, int]
     focus_items: tuple[ResolvedItem, ...]
     ordinals: list[int]
-    prefix_tokens: list[int]  # prefix_tokens[n] = tokens of the first n items
+    prefix_tokens: array[int]  # prefix_tokens[n] = tokens of the first n items
 
 
 def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
@@ -1182,7 +1183,7 @@ def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
         stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
         focus_items=tuple(item for item in items if item.is_focus_brief),
         ordinals=ordinals,
-        prefix_tokens=list(accumulate((item.tokens for item in items), initial=0)),
+        prefix_tokens=array("q", accumulate((item.tokens for item in items), initial=0)),
     )
     if cache is not None:
         cache[key] = (static, shape)

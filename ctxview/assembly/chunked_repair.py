@@ -15,8 +15,10 @@ with the whole-selection functions.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ctxview.assembly.postprocess import FRESH, Cleaned, Entry, clean_selected
@@ -55,9 +57,9 @@ class ChunkPlan:
     """Where the tool-id-closed chunks of an item list start and end (parameter independent)."""
 
     items: Sequence[ResolvedItem]
-    chunk_of: list[int]  # position → chunk number
-    start: list[int]  # chunk number → first position
-    stop: list[int]  # chunk number → one past its last position
+    chunk_of: array[int]  # position → chunk number (arrays: a 100,000-item session keeps these for good)
+    start: array[int]  # chunk number → first position
+    stop: array[int]  # chunk number → one past its last position
     limit: int
     # a one-item chunk's outcome by position, before and from the fresh tail
     _evictable_single: list[ChunkOutcome | None] = field(default_factory=list)
@@ -75,12 +77,12 @@ class ChunkPlan:
             if item.result_id:
                 first.setdefault(item.result_id, position)
                 last[item.result_id] = position
-        reach = list(range(len(items)))  # position → furthest position a tool id starting there reaches
+        reach = array("l", range(len(items)))  # position → furthest position a tool id starting there reaches
         for tool_id, begin in first.items():
             reach[begin] = max(reach[begin], last[tool_id])
-        chunk_of: list[int] = []
-        start: list[int] = []
-        stop: list[int] = []
+        chunk_of = array("l")
+        start = array("l")
+        stop = array("l")
         position = 0
         while position < len(items):
             end = reach[position]
@@ -88,7 +90,7 @@ class ChunkPlan:
             while cursor <= end:
                 end = max(end, reach[cursor])
                 cursor += 1
-            chunk_of.extend([len(start)] * (end + 1 - position))
+            chunk_of.extend(repeat(len(start), end + 1 - position))
             start.append(position)
             stop.append(end + 1)
             position = end + 1

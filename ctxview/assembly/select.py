@@ -7,6 +7,7 @@ considered), so the trace can explain each keep or evict with numbers.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,12 +45,12 @@ class GreedyOrder:
         floor = list(accumulate(reversed(self.tokens), min))  # floor[r] = min(tokens[r:])
         floor.reverse()
         self.floor = floor
-        self._rank: list[int] | None = None
+        self._rank: array[int] | None = None
 
-    def rank(self, count: int) -> list[int]:
+    def rank(self, count: int) -> array[int]:
         """Evictable index → 1-based rank (0 for an index the order leaves out)."""
         if self._rank is None or len(self._rank) != count:
-            rank = [0] * count
+            rank = array("l", bytes(count * array("l").itemsize))
             for position, index in enumerate(self.order, start=1):
                 rank[index] = position
             self._rank = rank
@@ -74,7 +75,7 @@ class _LeftBefore(Sequence[int | None]):
 
     __slots__ = ("_kept", "_prefix", "_rank", "_remaining")
 
-    def __init__(self, rank: list[int], kept_ranks: list[int], kept_tokens: list[int], remaining: int) -> None:
+    def __init__(self, rank: Sequence[int], kept_ranks: list[int], kept_tokens: list[int], remaining: int) -> None:
         self._rank = rank
         self._kept = kept_ranks
         self._prefix = [0, *accumulate(kept_tokens)]  # tokens kept before the n-th kept rank

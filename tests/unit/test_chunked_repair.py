@@ -120,7 +120,7 @@ def test_chunks_close_over_tool_ids() -> None:
     ]
     plan = ChunkPlan.build(items_of(messages))
     assert list(zip(plan.start, plan.stop, strict=True)) == [(0, 1), (1, 4), (4, 8), (8, 9)]
-    assert plan.chunk_of == [0, 1, 1, 1, 2, 2, 2, 2, 3]
+    assert list(plan.chunk_of) == [0, 1, 1, 1, 2, 2, 2, 2, 3]
 
 
 def test_remembered_outcomes_are_reused_objects() -> None:

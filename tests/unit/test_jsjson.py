@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview.jsjson import (
     JSNumber,
@@ -93,3 +98,45 @@ def test_js_string_is_javascript_string_conversion(value: object, expected: str)
     from ctxview.jsjson import js_string
 
     assert js_string(value) == expected
+
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(
+        st.one_of(st.text(max_size=4), st.integers(0, 30).map(str), st.sampled_from(["01", "-1", "4294967295"])),
+        inner,
+        max_size=4,
+    ),
+    max_leaves=12,
+)
+
+
+def _reference_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JS object semantics spelled out: later duplicates win, array-index keys first, ascending."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        result[key] = value
+    index = sorted((k for k in result if k.isascii() and k.isdigit() and (k == "0" or k[0] != "0")
+                    and int(k) < 2**32 - 1), key=int)
+    return {k: result[k] for k in [*index, *(k for k in result if k not in index)]}
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_JSON_VALUES, indent=st.sampled_from([None, 1]))
+def test_js_parse_orders_keys_as_javascript_does(value: Any, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=bool(indent))
+    from ctxview.jsjson import _parse_float, _parse_int
+
+    expected = json.loads(text, object_pairs_hook=_reference_object, parse_float=_parse_float, parse_int=_parse_int)
+    parsed = js_parse(text)
+    assert repr(parsed) == repr(expected)  # same keys in the same order, same values and number types
+
+
+def test_js_parse_duplicate_keys_keep_the_first_position_and_the_last_value() -> None:
+    assert list(js_parse('{"b":1,"a":2,"b":3,"2":4,"1":5}').items()) == [("1", 5), ("2", 4), ("b", 3), ("a", 2)]

@@ -35,7 +35,7 @@ def test_prompt_aware_greedy_skips_and_ties_go_to_recent() -> None:
     sel = select_evictable(items(5, 50, 5, 5), 12, scores=[0.5, 0.9, 0.5, 0.1])
     # order: 1 (0.9), then the tie 2, 0 (more recent first), then 3
     assert sel.mode == "prompt-aware"
-    assert sel.rank == [3, 1, 2, 4]
+    assert list(sel.rank) == [3, 1, 2, 4]
     assert sel.kept == [0, 2]  # 50 does not fit, later smaller items still do; 3 no longer fits
     assert sel.kept_tokens == 10
     assert sel.left_before == [7, 12, 12, 2]
