@@ -1143,16 +1143,22 @@ def term_index(session_resolved: list[ResolvedItem], session: Session, timezone:
     return indexed.index
 
 
-def _chunk_plan(static: _Static, resolved: list[ResolvedItem]) -> ChunkPlan:
-    """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
+def _per_static(static: _Static, resolved: list[ResolvedItem], name: str, build: Callable[[], Any]) -> Any:
+    """``build()`` once per static record of a resolved list (kept in the list's cache beside its owner)."""
     cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"chunks:{id(static)}"
+    key = f"{name}:{id(static)}"
     hit = cache.get(key) if cache is not None else None
     if hit is not None and hit[0] is static:
         return hit[1]
-    plan = ChunkPlan.build(static.overlay.items)
+    value = build()
     if cache is not None:
-        cache[key] = (static, plan)
+        cache[key] = (static, value)
+    return value
+
+
+def _chunk_plan(static: _Static, resolved: list[ResolvedItem]) -> ChunkPlan:
+    """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
+    plan: ChunkPlan = _per_static(static, resolved, "chunks", lambda: ChunkPlan.build(static.overlay.items))
     return plan
 
 
@@ -1167,12 +1173,11 @@ class _Shape:
 
 
 def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"shape:{id(static)}"
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is static:
-            return hit[1]
+    shape: _Shape = _per_static(static, resolved, "shape", lambda: _build_shape(static))
+    return shape
+
+
+def _build_shape(static: _Static) -> _Shape:
     items = static.overlay.items
     raw_count = sum(1 for item in items if item.is_message)
     summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
@@ -1185,8 +1190,6 @@ def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
         ordinals=ordinals,
         prefix_tokens=array("q", accumulate((item.tokens for item in items), initial=0)),
     )
-    if cache is not None:
-        cache[key] = (static, shape)
     return shape
 
 

@@ -69,10 +69,18 @@ class DecisionList(Sequence[Decision]):
         """Decisions whose key is in ``values_by_key`` get ``name`` from it (after resets, before overrides).
 
         One mapping instead of an override per decision: a run sets a value on thousands of
-        kept items, and only the decisions somebody reads need it.  Set it before any is read.
+        kept items, and only the decisions somebody reads need it.
         """
         self._key_maps[name] = values_by_key
         self._memo.clear()
+        for start, chunk in enumerate(self._chunks):  # decisions already built get it now
+            if chunk is None:
+                continue
+            for offset, decision in enumerate(chunk):
+                if decision.key in values_by_key:
+                    fields = self._overrides.get(start * CHUNK + offset)
+                    if fields is None or name not in fields:  # an override still wins
+                        setattr(decision, name, values_by_key[decision.key])
 
     def override(self, index: int, fields: dict[str, Any]) -> None:
         """Fields set on decision ``index`` after it is built (later calls win per field)."""

@@ -412,7 +412,7 @@ class _EngineTrace:
         updates: dict[str, dict[str, Any]] = {}
         # a key's last assembled occurrence speaks for it (serialized sizes: EngineResult.serialized_tokens)
         last = dict(zip(self.keys, range(min(len(self.keys), len(self.assembled))), strict=False))
-        for index in sorted({*volatile.protected, *volatile.exact_protected}):
+        for index in self._protected_indexes():
             key = self.keys[index] if 0 <= index < len(self.keys) else None
             if key is None or last.get(key) != index:
                 continue
@@ -476,6 +476,10 @@ class _EngineTrace:
             ),
         }
 
+    def _protected_indexes(self) -> list[int]:
+        """Assembled indexes protected by the fresh tail or a live anchor (with their tool partners), ascending."""
+        return sorted({*self.volatile.protected, *self.volatile.exact_protected})
+
     def _protection(self, index: int) -> str | None:
         volatile = self.volatile
         if index in volatile.protected:
@@ -489,7 +493,7 @@ class _EngineTrace:
     def protected_pairs(self) -> list[tuple[str, str, str]]:
         volatile = self.volatile
         pairs: list[tuple[str, str, str]] = []
-        for index in sorted({*volatile.protected, *volatile.exact_protected}):
+        for index in self._protected_indexes():
             call_ids = self.pairs.call_ids[index] if 0 <= index < len(self.pairs.call_ids) else ()
             if not call_ids:
                 continue

@@ -356,14 +356,18 @@ class SerializedCache:
             self._tokens[self._hold(message)] = value
         return value
 
-    def tokens_of_all(self, messages: Sequence[Any]) -> list[int]:
-        """``[self(m) for m in messages]``."""
-        values: list[Any] = list(map(self._tokens.get, map(id, messages)))
+    def _of_all(self, table: dict[int, Any], one: Callable[[Any], Any], messages: Sequence[Any]) -> list[Any]:
+        """``[one(m) for m in messages]``, looking the cached ones up at C speed."""
+        values: list[Any] = list(map(table.get, map(id, messages)))
         if None in values:
             for index, value in enumerate(values):
                 if value is None:
-                    values[index] = self(messages[index])
+                    values[index] = one(messages[index])
         return values
+
+    def tokens_of_all(self, messages: Sequence[Any]) -> list[int]:
+        """``[self(m) for m in messages]``."""
+        return self._of_all(self._tokens, self, messages)
 
     def total(self, messages: Iterable[Any]) -> int:
         return sum(self.tokens_of_all(messages if isinstance(messages, Sequence) else list(messages)))
@@ -378,15 +382,10 @@ class SerializedCache:
 
     def h16_of_all(self, messages: Sequence[Any]) -> list[str]:
         """``[self.h16(m) for m in messages]``."""
-        values: list[Any] = list(map(self._h16.get, map(id, messages)))
-        if None in values:
-            for index, value in enumerate(values):
-                if value is None:
-                    values[index] = self.h16(messages[index])
-        return values
+        return self._of_all(self._h16, self.h16, messages)
 
     def json(self, message: Any) -> str:
-        """``JSON.stringify(message)`` (a hook: the pipeline shares the assembler's cache of them)."""
+        """``JSON.stringify(message)`` (not kept: only the hash of it is)."""
         return js_stringify(message)
 
     def form(self, message: Any) -> tuple[str, str]:
@@ -407,12 +406,7 @@ class SerializedCache:
 
     def pairing_of_all(self, messages: Sequence[Any]) -> list[tuple[list[str], str | None]]:
         """``[self.pairing(m) for m in messages]``."""
-        values: list[Any] = list(map(self._pairing.get, map(id, messages)))
-        if None in values:
-            for index, value in enumerate(values):
-                if value is None:
-                    values[index] = self.pairing(messages[index])
-        return values
+        return self._of_all(self._pairing, self.pairing, messages)
 
 
 @dataclass(slots=True)

@@ -99,3 +99,15 @@ def test_helpers_accept_plain_lists() -> None:
     plain = [decision(i) for i in range(3)]
     assert column(plain, "key") == ["o:0", "o:1", "o:2"]
     assert index_of(plain, "o:2") == 2 and index_of(plain, "o:7") is None
+
+
+@pytest.mark.parametrize("read_first", [False, True])
+def test_map_field_sets_values_by_key_and_overrides_still_win(read_first: bool) -> None:
+    decisions = make(CHUNK + 3)
+    if read_first:  # the mapping reaches decisions built before it was set too
+        assert decisions[1].outcome == "evicted" and decisions[CHUNK + 1].outcome == "evicted"
+    decisions.override(2, {"outcome": "evicted-for-live"})
+    decisions.map_field("outcome", {"o:1": "clamped", "o:2": "clamped", f"o:{CHUNK + 1}": "prefill-stripped"})
+    assert [d.outcome for d in decisions][:4] == ["evicted", "clamped", "evicted-for-live", "evicted"]
+    assert decisions[CHUNK + 1].outcome == "prefill-stripped"
+    assert decisions.column("outcome") == [d.outcome for d in decisions]
