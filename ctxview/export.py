@@ -26,7 +26,7 @@ from typing import Any
 from ctxview.assembly.live import PAIRING_RESULT_TYPES, pairing_id, result_pairing_id
 from ctxview.errors import InputError
 from ctxview.files import rename_no_clobber
-from ctxview.jsjson import JSNumber, is_blank, js_parse, js_stringify, js_trim_end, to_plain
+from ctxview.jsjson import JSNumber, escape_lone_surrogates, is_blank, js_parse, js_stringify, js_trim_end, to_plain
 from ctxview.model import Decision, Params, Trace
 
 FORMATS: tuple[str, ...] = ("native", "openai", "anthropic", "markdown", "trace", "jsonl")
@@ -970,7 +970,6 @@ _NUM_RE = re.compile(
     + "(.*?)"
     + re.escape(json.dumps(_NUM_CLOSE, ensure_ascii=False)[1:])
 )
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def _number_placeholder(value: Any) -> Any:
@@ -990,9 +989,7 @@ def pretty_js(value: Any, indent: int = 2) -> str:
         return "".join(out)
     if "\u2063ctxview-number:" in text:
         text = _NUM_RE.sub(lambda m: m.group(1), text)
-    if not text.isascii() and _SURROGATE_RE.search(text):
-        text = _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-    return text
+    return escape_lone_surrogates(text)
 
 
 def _write_pretty(value: Any, level: int, indent: int, out: list[str]) -> None:

@@ -14,8 +14,13 @@ from typing import Any, Literal
 
 # --- rows read from the database ---------------------------------------------------
 
+# Rows are read-only by convention.  The three read once per message are not ``frozen``:
+# a frozen dataclass sets every field through ``object.__setattr__``, which made
+# building them a tenth of opening a 100,000-message session.  ``unsafe_hash`` keeps
+# them hashable as before.
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, unsafe_hash=True)
 class PartRow:
     """One ``message_parts`` row (only the columns the assembler reads)."""
 
@@ -30,7 +35,7 @@ class PartRow:
     metadata: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class MessageRow:
     message_id: int
     seq: int
@@ -61,7 +66,7 @@ class SummaryRow:
     max_source_seq: int | None = None  # §3 summaryMaxSourceSeq (recursive), precomputed by the store
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ContextItemRow:
     ordinal: int
     item_type: str

@@ -82,6 +82,12 @@ def _parse_json_loose(value: Any) -> Any:
 
 def _decode_object(raw: str | None) -> Any:
     """The decoded metadata if it is a JS object (dict or list), else MISSING."""
+    if isinstance(raw, str) and raw.startswith("{") and raw.endswith("}"):
+        # the usual shape: nothing surrounds the braces, so no whitespace rule can apply
+        try:
+            return js_parse(raw)
+        except (ValueError, RecursionError):
+            return MISSING
     parsed = _parse_json_loose(raw)
     if isinstance(parsed, (dict, list)):
         return parsed
@@ -108,9 +114,13 @@ def _non_empty_str(value: Any) -> bool:
     return isinstance(value, str) and len(value) > 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PartMeta:
-    """The fields of a part's metadata the reconstruction reads (``getPartMetadata``)."""
+    """The fields of a part's metadata the reconstruction reads (``getPartMetadata``).
+
+    Read-only; not ``frozen`` because one is built per stored part and a frozen
+    dataclass's ``__init__`` costs four times as much.
+    """
 
     decoded: Any  # dict / list / MISSING
     original_role: str | None
@@ -410,13 +420,16 @@ def _content_from_parts(
     role: str,
     fallback: str,
     filter_reasoning_only: bool,
+    identity: Any = MISSING,  # the model identity when the caller has it already
 ) -> str | list[Any]:
     pairs = [
         (p, m) for p, m in zip(parts, metas, strict=True) if not (filter_reasoning_only and m.reasoning_only is True)
     ]
     if not pairs:
         return fallback_content(role, fallback)
-    has_identity = role == "assistant" and pick_model_identity(parts, metas) is not None
+    if identity is MISSING:
+        identity = pick_model_identity(parts, metas) if role == "assistant" else None
+    has_identity = role == "assistant" and identity is not None
     blocks = [b for b in (_block_from_part(p, m, has_identity) for p, m in pairs) if b is not None]
     if not blocks:
         return fallback_content(role, fallback)
@@ -468,9 +481,9 @@ def assistant_usage(tokens: int) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RenderedMessage:
-    """A message item after §2.6: the agent message plus the facts the assembler needs."""
+    """A message item after §2.6: the agent message plus the facts the assembler needs (read-only)."""
 
     message: dict[str, Any]
     tokens: int
@@ -503,12 +516,12 @@ def render_message(row: MessageRow) -> RenderedMessage | None:
         is_error = pick_tool_is_error(parts, metas)
     degraded = role0 == "toolResult" and tool_call_id is None
     role = "assistant" if degraded else role0
-    content = _content_from_parts(parts, metas, role, fallback, True)
     reasoning: dict[str, str] = {}
     identity: dict[str, str] | None = None
     if role == "assistant":
         reasoning = pick_top_level_reasoning(parts, metas)
         identity = pick_model_identity(parts, metas)
+    content = _content_from_parts(parts, metas, role, fallback, True, identity)
     content_text = content if isinstance(content, str) else js_stringify(content)
     sender = parse_sender_metadata(row.sender_metadata) if role == "user" else None
     sender_text = js_stringify(sender) if sender is not None else ""

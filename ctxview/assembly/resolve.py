@@ -97,9 +97,11 @@ def message_call_ids(message: Any) -> tuple[str, ...]:
 
 def text_hash(text: str) -> str:
     """First 16 hex of SHA-256 over the UTF-8 text, as Node hashes a JS string."""
-    if not text.isascii() and _SURROGATE_RE.search(text):
-        text = _SURROGATE_RE.sub("\ufffd", text)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: Node encodes it as U+FFFD
+        data = _SURROGATE_RE.sub("\ufffd", text).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 @dataclass(slots=True, eq=False)
