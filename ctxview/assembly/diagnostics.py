@@ -11,7 +11,7 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ctxview.assembly.resolve import ResolvedItem
+from ctxview.assembly.resolve import ResolvedItem, text_hash
 
 # ICU root collation order of ASCII punctuation and symbols (JS localeCompare, "en").
 _PUNCT_ORDER = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
@@ -42,22 +42,30 @@ def _collation_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def _clusters(groups: dict[str, list[ResolvedItem]], kind_for: Callable[[str], str]) -> list[dict[str, Any]]:
+    """The five largest groups of two or more, by tokens, then count, then key.
+
+    A long session has tens of thousands of small groups; the collation key (a
+    per-character walk) is only taken for those that can still reach the top five.
+    """
+    sized = [(-sum(item.tokens for item in items), -len(items), key) for key, items in groups.items() if len(items) > 1]
+    if len(sized) > 5:
+        fifth = heapq.nsmallest(5, (size[:2] for size in sized))[-1]
+        sized = [size for size in sized if size[:2] <= fifth]
+    sized.sort(key=lambda size: (size[0], size[1], _collation_key(size[2])))
     rows: list[dict[str, Any]] = []
-    for key, items in groups.items():
-        if len(items) < 2:
-            continue
+    for tokens, count, key in sized[:5]:
+        items = groups[key]
         row: dict[str, Any] = {
             "key": key,
             "kind": kind_for(key),
-            "count": len(items),
-            "tokens": sum(item.tokens for item in items),
+            "count": -count,
+            "tokens": -tokens,
             "ordinals": [item.ordinal for item in items][:8],
         }
         if any(item.seq is not None for item in items):
             row["seqs"] = [item.seq for item in items if item.seq is not None][:8]
         rows.append(row)
-    rows.sort(key=lambda r: (-r["tokens"], -r["count"], _collation_key(r["key"])))
-    return rows[:5]
+    return rows
 
 
 def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
@@ -76,11 +84,18 @@ def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, A
 
 
 def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
-    groups: dict[str, list[ResolvedItem]] = {}
+    """Messages grouped by the hash of their text, hashing each distinct text once."""
+    by_text: dict[str, list[ResolvedItem]] = {}
     for item in resolved:
-        if not item.is_message or not item.text:
-            continue
-        groups.setdefault(item.content_hash(), []).append(item)
+        if item.is_message and item.text:
+            by_text.setdefault(item.text, []).append(item)
+    groups: dict[str, list[ResolvedItem]] = {}
+    for text, items in by_text.items():
+        key = text_hash(text)
+        if key in groups:  # texts that differ only in lone surrogates hash alike: back into context order
+            groups[key] = sorted(groups[key] + items, key=lambda item: item.ordinal)
+        else:
+            groups[key] = items
     return _clusters(groups, lambda _key: "message-content")
 
 

@@ -135,7 +135,6 @@ class ResolvedItem:
     # lazily filled caches (parameter independent)
     _terms: tuple[Counter[str], int] | None = field(default=None, repr=False)
     _json: str | None = field(default=None, repr=False)
-    _text_hash: str | None = field(default=None, repr=False)
     _stub: Any = field(default=None, repr=False)
     _score: Any = field(default=None, repr=False)  # (prompt terms, score, matches) of the last scoring
     _clean: Any = field(default=None, repr=False)  # (§7.2 normalized message, §7.3 empty reason)
@@ -169,11 +168,6 @@ class ResolvedItem:
         if self._json is None:
             self._json = js_stringify(self.message)
         return self._json
-
-    def content_hash(self) -> str:
-        if self._text_hash is None:
-            self._text_hash = text_hash(self.text)
-        return self._text_hash
 
 
 class ResolvedItems(list[ResolvedItem]):

@@ -1,0 +1,69 @@
+"""§8 duplicate clusters: grouping by text hash and the top-five cut."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from ctxview.assembly.diagnostics import _collation_key, duplicate_message_clusters
+from ctxview.assembly.resolve import ResolvedItem
+
+
+def _message(ordinal: int, text: str, tokens: int = 1) -> ResolvedItem:
+    return ResolvedItem(
+        ordinal=ordinal,
+        message={"role": "user", "content": text},
+        tokens=tokens,
+        is_message=True,
+        text=text,
+        seq=ordinal,
+    )
+
+
+def _node_hash(text: str) -> str:
+    """What Node hashes: the UTF-8 of the string with lone surrogates as U+FFFD."""
+    cleaned = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
+    return hashlib.sha256(cleaned.encode("utf-8")).hexdigest()[:16]
+
+
+def test_texts_that_differ_only_in_a_lone_surrogate_form_one_cluster_in_context_order() -> None:
+    items = [_message(1, "x\ud800"), _message(2, "x\ufffd"), _message(3, "x\ud800"), _message(4, "other")]
+    [cluster] = duplicate_message_clusters(items)
+    assert cluster == {
+        "key": _node_hash("x\ufffd"),
+        "kind": "message-content",
+        "count": 3,
+        "tokens": 3,
+        "ordinals": [1, 2, 3],
+        "seqs": [1, 2, 3],
+    }
+
+
+def _naive_clusters(items: list[ResolvedItem]) -> list[dict[str, object]]:
+    """The reference's order written plainly: every group of two or more, fully sorted."""
+    groups: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        groups.setdefault(_node_hash(item.text), []).append(item)
+    rows = [
+        {
+            "key": key,
+            "kind": "message-content",
+            "count": len(members),
+            "tokens": sum(m.tokens for m in members),
+            "ordinals": [m.ordinal for m in members][:8],
+            "seqs": [m.seq for m in members][:8],
+        }
+        for key, members in groups.items()
+        if len(members) > 1
+    ]
+    rows.sort(key=lambda r: (-r["tokens"], -r["count"], _collation_key(r["key"])))  # type: ignore[operator]
+    return rows[:5]
+
+
+def test_the_top_five_cut_keeps_the_full_sort_order_including_ties() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        texts = [f"t{rng.randrange(12)}" for _ in range(rng.randrange(0, 40))]
+        # few distinct token sizes, so that ties on (tokens, count) are common
+        items = [_message(i, text, tokens=1 + len(text) % 2) for i, text in enumerate(texts)]
+        assert duplicate_message_clusters(items) == _naive_clusters(items)
