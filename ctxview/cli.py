@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ctxview.errors import CtxviewError, InputError
-from ctxview.export import FORMATS
 from ctxview.export_cli import (
     DIFF_DESCRIPTION,
     EXPORT_FORMAT_HELP,
@@ -26,6 +25,7 @@ from ctxview.export_cli import (
     run_diff,
     run_export,
 )
+from ctxview.export_formats import FORMATS
 from ctxview.model import Params
 
 SUBCOMMANDS = ("conversations", "assemble", "export", "diff", "sweep", "sample")

@@ -25,29 +25,10 @@ from typing import Any
 
 from ctxview.assembly.live import PAIRING_RESULT_TYPES, pairing_id, result_pairing_id
 from ctxview.errors import InputError
+from ctxview.export_formats import FORMAT_DESCRIPTIONS, FORMAT_SUFFIXES, FORMATS
 from ctxview.files import rename_no_clobber
 from ctxview.jsjson import JSNumber, escape_lone_surrogates, is_blank, js_parse, js_stringify, js_trim_end, to_plain
 from ctxview.model import Decision, Params, Trace
-
-FORMATS: tuple[str, ...] = ("native", "openai", "anthropic", "markdown", "trace", "jsonl")
-
-FORMAT_DESCRIPTIONS: dict[str, str] = {
-    "native": "the assembled messages exactly as the reference engine returns them (JSON)",
-    "openai": "Chat Completions `messages` (JSON array)",
-    "anthropic": 'Messages API request body {"messages": [...]} (JSON)',
-    "markdown": "a readable transcript with the run's settings and token totals",
-    "trace": "the full decision trace (every item with score, outcome, reason) and a sha256 of the messages",
-    "jsonl": "one native message per line",
-}
-
-FORMAT_SUFFIXES: dict[str, str] = {
-    "native": ".json",
-    "openai": ".openai.json",
-    "anthropic": ".anthropic.json",
-    "markdown": ".md",
-    "trace": ".trace.json",
-    "jsonl": ".jsonl",
-}
 
 EXPORT_VERSION = 1
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.errors import InputError
-from ctxview.export import FORMAT_DESCRIPTIONS, FORMATS, render, write_export
+from ctxview.export_formats import FORMAT_DESCRIPTIONS, FORMATS
 from ctxview.model import Trace
 
 EXPORT_FORMAT_HELP = "; ".join(f"{fmt}: {text}" for fmt, text in FORMAT_DESCRIPTIONS.items())
@@ -45,6 +45,8 @@ def add_export_arguments(parser: argparse.ArgumentParser, *, with_format: bool =
 
 def run_export(args: argparse.Namespace, trace: Trace) -> int:
     """Render ``trace`` in ``args.format``; write it to ``args.output`` or standard output."""
+    from ctxview.export import render, write_export  # the writers load only when an export runs
+
     text = render(trace, args.format)
     output = getattr(args, "output", None)
     if output and output != "-":

@@ -350,10 +350,11 @@ def _block_from_part(part: PartRow, meta: PartMeta, has_identity: bool) -> Any |
     raw = meta.raw
     if isinstance(raw, (dict, list)):
         if isinstance(raw, dict):
-            restored = _restore_openai_reasoning(raw)
-            if restored is not None:
-                return restored
             raw_block_type = raw.get("type")
+            if raw_block_type == "thinking":
+                restored = _restore_openai_reasoning(raw)
+                if restored is not None:
+                    return restored
             rt = raw_block_type if isinstance(raw_block_type, str) else meta.raw_type
             if rt == "thinking" and isinstance(raw.get("thinkingSignature"), str):
                 if raw["thinkingSignature"] == "reasoning_content":
@@ -422,16 +423,19 @@ def _content_from_parts(
     filter_reasoning_only: bool,
     identity: Any = MISSING,  # the model identity when the caller has it already
 ) -> str | list[Any]:
-    pairs = [
-        (p, m) for p, m in zip(parts, metas, strict=True) if not (filter_reasoning_only and m.reasoning_only is True)
-    ]
-    if not pairs:
-        return fallback_content(role, fallback)
     if identity is MISSING:
         identity = pick_model_identity(parts, metas) if role == "assistant" else None
     has_identity = role == "assistant" and identity is not None
-    blocks = [b for b in (_block_from_part(p, m, has_identity) for p, m in pairs) if b is not None]
-    if not blocks:
+    usable = False
+    blocks: list[Any] = []
+    for part, meta in zip(parts, metas, strict=True):
+        if filter_reasoning_only and meta.reasoning_only is True:
+            continue
+        usable = True
+        block = _block_from_part(part, meta, has_identity)
+        if block is not None:
+            blocks.append(block)
+    if not usable or not blocks:
         return fallback_content(role, fallback)
     if role == "user" and len(blocks) == 1:
         first = blocks[0]

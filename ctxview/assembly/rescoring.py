@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.model import Session, TermMatch
-from ctxview.scorers import ScoringRun, run_scoring
-from ctxview.scorers.base import ScoreDoc, ScoreResult
+
+if TYPE_CHECKING:  # the scorers load only when a run asks for one (a default run never does)
+    from ctxview.scorers import ScoringRun
+    from ctxview.scorers.base import ScoreDoc, ScoreResult
 
 DEFAULT_SCORER = "lcm"
 DEFAULT_TOKENIZER = "lcm"
@@ -78,6 +80,8 @@ class Rescorer:
         self._docs: dict[int, ScoreDoc] = {}
 
     def rank(self, evictable: Sequence[ResolvedItem], prompt: str | None) -> Ranking:
+        from ctxview.scorers import run_scoring
+
         docs = [self._doc(item, index) for index, item in enumerate(evictable)]
         run = run_scoring(
             docs,
@@ -129,6 +133,8 @@ def score_doc(item: ResolvedItem, pool_index: int | None) -> ScoreDoc:
                 tool_names.append(block["name"])
     if isinstance(message.get("toolName"), str) and message["toolName"]:
         tool_names.append(message["toolName"])
+    from ctxview.scorers.base import ScoreDoc
+
     summary = item.summary
     return ScoreDoc(
         key=item.key,

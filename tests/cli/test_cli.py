@@ -127,6 +127,22 @@ def test_headless_commands_do_not_load_textual() -> None:
     assert out.stderr.strip().splitlines()[-1] == "False"
 
 
+def test_a_default_assemble_loads_neither_the_export_writers_nor_the_opt_in_scorers() -> None:
+    """Both load on demand: together they were a fifth of a small session's whole run."""
+    code = (
+        "import sys; from ctxview.cli import main; "
+        f"main(['assemble', {str(DEMO)!r}, '--format', 'json', '--prompt', 'deploy']); "
+        "print(sorted(m for m in ('ctxview.export', 'ctxview.scorers') if m in sys.modules), file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "[]"
+    code = code.replace("'--prompt', 'deploy'", "'--prompt', 'deploy', '--scorer', 'rarity'").replace(
+        "'--format', 'json'", "'--format', 'openai'"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "['ctxview.export', 'ctxview.scorers']"
+
+
 def test_database_is_byte_identical_after_every_command(tmp_path: Path) -> None:
     copy = tmp_path / "demo.db"
     copy.write_bytes(DEMO.read_bytes())
