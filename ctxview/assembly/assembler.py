@@ -303,8 +303,8 @@ def _assemble(
                 # a term is a run of [a-z0-9] in the lowercased text, so an item whose lowercased text
                 # contains none of them as a substring scores exactly 0 with no match (no tokenizing needed)
                 scored = [
-                    score_item(item, term_key) if any(t in item.text.lower() for t in term_key) else _NO_SCORE
-                    for item in evictable
+                    score_item(item, term_key) if any(t in lowered for t in term_key) else _NO_SCORE
+                    for item, lowered in zip(evictable, (item.text.lower() for item in evictable), strict=True)
                 ]
                 if prompt_aware_eviction is not False:
                     use_scores = [s for s, _ in scored]
