@@ -108,7 +108,7 @@ class AssembledView(VirtualList):
 
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
         assert self.trace is not None
-        base = self.rich_style
+        base = self.base_style
         key = self.trace.message_keys[line] if line < len(self.trace.message_keys) else None
         decision = self._decision(key) if key is not None else None
         role, text = self._preview(line)

@@ -255,7 +255,7 @@ class ItemsTable(VirtualList):
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
         assert self.trace is not None and self.table_layout is not None
         index = self.table_layout.lines[line]
-        base = self.rich_style
+        base = self.base_style
         if index < 0:
             separator = self.table_layout.separators[-index - 1]
             style = self.part_style(f"sep-{separator.kind}")
