@@ -89,29 +89,33 @@ def session_db(size: int) -> Path:
     return path
 
 
-def scenario(db: Path) -> tuple[Any, Any]:
-    """(session, params) of the benchmark scenario for ``db``."""
+def scenario_params(budget: int) -> Any:
+    """The benchmark scenario's parameters for a session whose budget is ``budget``."""
     from ctxview.params_io import default_params
+
+    return replace(default_params(engine=True), token_budget=budget, prompt_aware_eviction=True)
+
+
+def scenario(db: Path) -> tuple[Any, Any]:
+    """(session, params) of the benchmark scenario for ``db``: the budget needs the item total."""
     from ctxview.pipeline import SessionAssembler
     from ctxview.store import LcmStore
 
     with LcmStore(db) as store:
         session = store.load_session()
     total = sum(item.tokens for item in SessionAssembler(session).resolved("UTC"))
-    budget = max(1, min(128_000, total // 4))
-    params = replace(default_params(engine=True), token_budget=budget, prompt_aware_eviction=True)
-    return session, params
+    return session, scenario_params(max(1, min(128_000, total // 4)))
 
 
 # --- workers (one fresh process each) ------------------------------------------------------------
 
 
-def worker_core(db: Path) -> dict[str, Any]:
+def worker_core(db: Path, budget: int) -> dict[str, Any]:
     """Open + resolve, then prompt keystrokes and budget steps, timed one by one."""
     from ctxview.pipeline import SessionAssembler
     from ctxview.store import LcmStore
 
-    _, params = scenario(db)  # the budget needs the total; this open is not timed
+    params = scenario_params(budget)
     started = time.perf_counter()
     with LcmStore(db) as store:
         session = store.load_session()
@@ -146,11 +150,14 @@ def worker_core(db: Path) -> dict[str, Any]:
     return {"items": items, "open": [opened], "index": [indexed], "prompt": prompt_times, "budget": budget_times}
 
 
-def worker_sweep(db: Path) -> dict[str, Any]:
+def worker_sweep(db: Path, budget: int) -> dict[str, Any]:
     from ctxview.pipeline import SessionAssembler
+    from ctxview.store import LcmStore
     from ctxview.sweep import default_budgets, sweep
 
-    session, params = scenario(db)
+    with LcmStore(db) as store:
+        session = store.load_session()
+    params = scenario_params(budget)
     assembler = SessionAssembler(session)
     base = replace(params, prompt=PROMPT)
     assembler.run(base)
@@ -159,7 +166,7 @@ def worker_sweep(db: Path) -> dict[str, Any]:
     return {"sweep": [time.perf_counter() - mark], "sweep_runs": result.exact_runs}
 
 
-def worker_tui(db: Path, keys: str) -> dict[str, Any]:
+def worker_tui(db: Path, budget: int, keys: str) -> dict[str, Any]:
     """Type ``keys`` into the prompt of the real app; time each key until the table repaints the new trace.
 
     The clock starts when the key event is sent and stops at the first ``render_line`` of
@@ -173,7 +180,7 @@ def worker_tui(db: Path, keys: str) -> dict[str, Any]:
     from ctxview.tui.screens.inspector import InspectorScreen
     from ctxview.tui.widgets.items_table import ItemsTable
 
-    _, params = scenario(db)
+    params = scenario_params(budget)  # (not the session: its copy would count in this process's RSS)
     times: list[float] = []
     painted: list[Any] = [None]  # (time, trace) of the latest items-table line drawn
     original = ItemsTable.render_line
@@ -224,8 +231,14 @@ def worker_tui(db: Path, keys: str) -> dict[str, Any]:
     return {"tui": times, "rss": [rss * 1024 / 1e6]}
 
 
-def worker_cli(db: Path) -> dict[str, Any]:
-    _, params = scenario(db)
+def worker_budget(db: Path, budget: int) -> dict[str, Any]:
+    """The scenario's budget and the session's item count, read once per size for the other workers."""
+    session, params = scenario(db)
+    return {"budget": params.token_budget, "items": len(session.items)}
+
+
+def worker_cli(db: Path, budget: int) -> dict[str, Any]:
+    params = scenario_params(budget)
     exe = Path(sys.executable).with_name("ctxview")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "ctxview"]
     command += ["assemble", str(db), "--format", "json", "--budget", str(params.token_budget), "--prompt", PROMPT,
@@ -235,7 +248,7 @@ def worker_cli(db: Path) -> dict[str, Any]:
     return {"cli": [time.perf_counter() - mark]}
 
 
-WORKERS = {"core": worker_core, "sweep": worker_sweep, "cli": worker_cli}
+WORKERS = {"core": worker_core, "sweep": worker_sweep, "cli": worker_cli, "budget": worker_budget}
 
 
 def run_worker(kind: str, db: Path, extra: list[str]) -> dict[str, Any]:
@@ -324,11 +337,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the raw timings here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--budget", default="0", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker:
         db = Path(args.db)
-        out = worker_tui(db, args.keys) if args.worker == "tui" else WORKERS[args.worker](db)
+        budget = int(args.budget)
+        out = worker_tui(db, budget, args.keys) if args.worker == "tui" else WORKERS[args.worker](db, budget)
         print(json.dumps(out))
         return 0
 
@@ -339,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     items: dict[int, int] = {}
     for size in sizes:
         db = session_db(size)
+        scene = run_worker("budget", db, [])  # in its own process: the workers below never load it twice
+        items[size] = scene["items"]
+        budget = ["--budget", str(scene["budget"])]
         merged: dict[str, list[float]] = {}
         kinds = [k for k in ("core", "tui", "cli", "sweep") if k not in skip]
         for kind in kinds:
@@ -346,17 +364,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue  # the sweep target is set at 10,000 items
             for _ in range(args.repeat):
                 extra = ["--keys", args.keys] if kind == "tui" else []
-                out = run_worker(kind, db, extra)
+                out = run_worker(kind, db, budget + extra)
                 items[size] = out.pop("items", items.get(size, 0))
                 out.pop("sweep_runs", None)
                 for name, values in out.items():
                     merged.setdefault(name, []).extend(values)
             print(f"{size:,}: {kind} done", file=sys.stderr, flush=True)
-        if size not in items:
-            from ctxview.store import LcmStore
-
-            with LcmStore(db) as store:
-                items[size] = len(store.load_session().items)
         results[size] = merged
     table, ok = render(results, items, sizes)
     print(f"machine: {machine()}")
