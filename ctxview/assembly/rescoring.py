@@ -124,6 +124,8 @@ class Rescorer:
 
 def score_doc(item: ResolvedItem, pool_index: int | None) -> ScoreDoc:
     """The scorer's view of a resolved item (slug sources from its blocks)."""
+    from ctxview.scorers.base import ScoreDoc
+
     message = item.message
     tool_names: list[str] = []
     content = message.get("content")
@@ -133,8 +135,6 @@ def score_doc(item: ResolvedItem, pool_index: int | None) -> ScoreDoc:
                 tool_names.append(block["name"])
     if isinstance(message.get("toolName"), str) and message["toolName"]:
         tool_names.append(message["toolName"])
-    from ctxview.scorers.base import ScoreDoc
-
     summary = item.summary
     return ScoreDoc(
         key=item.key,
