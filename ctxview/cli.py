@@ -7,7 +7,6 @@ user can cause is one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -26,6 +25,7 @@ from ctxview.export_cli import (
     run_export,
 )
 from ctxview.export_formats import FORMATS
+from ctxview.gc_pause import gc_paused
 from ctxview.model import Params
 
 SUBCOMMANDS = ("conversations", "assemble", "export", "diff", "sweep", "sample")
@@ -357,13 +357,8 @@ def _without_cyclic_gc(command: Callable[[argparse.Namespace], int], args: argpa
     decisions) and exits; each full collection would walk all of them again, which
     made a 100,000-item export spend a third of its time collecting nothing.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return command(args)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,18 +14,17 @@ that is no whole number) are skipped and counted in ``Session.warnings``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
 from ctxview.errors import ConversationNotFound, DatabaseError
+from ctxview.gc_pause import gc_paused
 from ctxview.model import (
     ContextItemRow,
     ConversationInfo,
@@ -93,17 +92,6 @@ def _number(value: Any) -> Any:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _text(value: Any) -> str | None:
@@ -374,7 +362,7 @@ class LcmStore:
             pass
         try:
             cid = self._pick_conversation(conversation_id)
-            with _gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
+            with gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
                 session = self._load(cid)
             session.data_version = self.data_version()
         finally:

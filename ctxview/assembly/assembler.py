@@ -25,7 +25,7 @@ from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
 from ctxview.assembly.rescoring import Ranking, Rescorer
-from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, gc_paused, resolve_session, unresolved_reason
+from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, resolve_session, unresolved_reason
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
 from ctxview.assembly.select import GreedyOrder, Selection, select_evictable
@@ -37,6 +37,7 @@ from ctxview.assembly.tool_pairs import (
     h16_of_jsons,
     sanitize_tool_use_result_pairing_keyed,
 )
+from ctxview.gc_pause import gc_paused
 from ctxview.jsjson import js_string, js_stringify
 from ctxview.model import ContextItemRow, Decision, Session, TermMatch, describe_key
 

@@ -10,17 +10,15 @@ Items are never mutated after construction except to fill those caches.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.assembly.render import render_message, render_summary
 from ctxview.assembly.tokens import estimate_tokens
+from ctxview.gc_pause import gc_paused
 from ctxview.jsjson import js_stringify
 from ctxview.model import ContextItemRow, FocusBriefRow, Session, SummaryRow
 
@@ -29,18 +27,6 @@ CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "function
 
 _TERM_RE = re.compile(r"[a-z0-9]{2,}")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many acyclic objects (its passes dominate otherwise)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def tokenize(text: str) -> list[str]:
