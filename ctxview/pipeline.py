@@ -75,26 +75,30 @@ class SessionAssembler:
             self._rescorers[key] = rescorer
         return rescorer
 
-    def run(self, params: Params) -> Trace:
-        timings: dict[str, float] = {}
-        started = time.perf_counter()
-        resolved = self.resolved(params.timezone)
-        timings["resolve"] = time.perf_counter() - started
-
-        budget = params.effective_budget
-        mark = time.perf_counter()
-        asm = assemble_context(
+    def assemble(self, params: Params, token_budget: int) -> AssemblerResult:
+        """The §6–§8 assembler pass (no engine step) with these params at ``token_budget``."""
+        return assemble_context(
             self.session,
-            token_budget=budget,
+            token_budget=token_budget,
             prompt=params.prompt,
             fresh_tail_count=params.fresh_tail_count,
             fresh_tail_max_tokens=params.fresh_tail_max_tokens,
             prompt_aware_eviction=params.prompt_aware_eviction,
             stub_large_tool_payloads=params.stub_large_tool_payloads,
             timezone=params.timezone,
-            resolved=resolved,
+            resolved=self.resolved(params.timezone),
             rescorer=self.rescorer(params),
         )
+
+    def run(self, params: Params) -> Trace:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        self.resolved(params.timezone)  # built on first use: timed apart from the assembly that reads it
+        timings["resolve"] = time.perf_counter() - started
+
+        budget = params.effective_budget
+        mark = time.perf_counter()
+        asm = self.assemble(params, budget)
         timings["assemble"] = time.perf_counter() - mark
 
         engine: EngineResult | None = None

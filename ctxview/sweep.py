@@ -230,23 +230,9 @@ def selection_thresholds(assembler: SessionAssembler, params: Params) -> tuple[d
 
 
 def _selection(assembler: SessionAssembler, params: Params) -> tuple[dict[str, int], str, bool, Any, int]:
-    from ctxview.assembly.assembler import assemble_context
-
-    session = assembler.session
     reserved = max(0, params.reserved_tokens)
     # a budget of 1 puts the pass in its eviction mode; the order it walks does not depend on the budget
-    asm = assemble_context(
-        session,
-        token_budget=1,
-        prompt=params.prompt,
-        fresh_tail_count=params.fresh_tail_count,
-        fresh_tail_max_tokens=params.fresh_tail_max_tokens,
-        prompt_aware_eviction=params.prompt_aware_eviction,
-        stub_large_tool_payloads=params.stub_large_tool_payloads,
-        timezone=params.timezone,
-        resolved=assembler.resolved(params.timezone),
-        rescorer=assembler.rescorer(params),
-    )
+    asm = assembler.assemble(params, 1)
     base = asm.tail_tokens + asm.focus_tokens
     thresholds: dict[str, int] = {}
     source = asm._trace_source
