@@ -12,7 +12,7 @@ from typing import Any
 from ctxview.jsjson import js_stringify
 from ctxview.model import Decision, Trace, describe_key, format_score, outcome_text
 
-_SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "evictable", "live": "live"}
+_SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "focus", "live": "live"}
 
 
 def trace_to_json(trace: Trace) -> dict[str, Any]:

@@ -399,7 +399,7 @@ def _assemble(
         message_keys=keys,
         estimated_tokens=estimated,
         stats=stats,
-        kept_ordinals=[item.ordinal for item in selected],
+        kept_ordinals=[item.ordinal for item in selected if not item.is_focus_brief],  # §10.1: never listed
         fresh_tail_ordinal=tail.start,
         protection_hashes=protection,
         decisions=decisions,
@@ -674,6 +674,7 @@ def _decisions(ctx: _Context, start: int = 0, stop: int | None = None) -> list[D
                     message_id=item.message_id,
                     seq=item.seq,
                     summary_id=summary.summary_id if summary is not None else None,
+                    summary_kind=summary.kind if summary is not None else None,
                     tokens=item.tokens,
                     serialized_tokens=None,
                     score=score,
@@ -727,7 +728,7 @@ def _focus_decision(ctx: _Context, focus: ResolvedItem, output_index: dict[str, 
         score=None,
         matched_terms=(),
         segment="focus",
-        selected=True,
+        selected=False,  # always kept, but never listed in keptOrdinals (§10.1)
         outcome=outcome,  # type: ignore[arg-type]
         reason=reason,
         output_index=output_index.get(focus.key),
@@ -756,6 +757,7 @@ def _covered_decision(item: ResolvedItem, focus: ResolvedItem | None) -> Decisio
         message_id=None,
         seq=None,
         summary_id=summary.summary_id if summary is not None else None,
+        summary_kind=summary.kind if summary is not None else None,
         tokens=item.tokens,
         serialized_tokens=None,
         score=None,
@@ -813,8 +815,10 @@ def _trace_items(ctx: _Context, diag_items: list[ResolvedItem]) -> list[dict[str
                 "summaryId": summary.summary_id if summary is not None else None,
                 "summaryKind": summary.kind if summary is not None else None,
                 "tokens": item.tokens,
-                "segment": FRESH if (not item.is_focus_brief and tail.is_fresh(item.ordinal)) else EVICTABLE,
-                "selected": id(item) in selected_ids,
+                "segment": "focus"
+                if item.is_focus_brief
+                else (FRESH if tail.is_fresh(item.ordinal) else EVICTABLE),
+                "selected": id(item) in selected_ids and not item.is_focus_brief,
                 "score": score,
             }
         )
@@ -946,7 +950,7 @@ class _Columns:
 
     def selected(self) -> list[Any]:
         pi = self.pi
-        out: list[Any] = [f == "focus" for f in pi.fixed]
+        out: list[Any] = [False] * len(pi.fixed)  # a focus brief is kept but never in keptOrdinals (§10.1)
         position = pi.position
         plan = self.ctx.static.plan
         exceptions = self._exceptions()

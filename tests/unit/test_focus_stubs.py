@@ -55,18 +55,25 @@ def test_focus_brief_replaces_covered_summaries(focus_db: Path) -> None:
         for m in result.messages
     )
     assert result.focus_tokens == estimate_tokens(BRIEF_XML)
-    assert result.kept_ordinals == [0, 1, 2, 3]
+    assert result.kept_ordinals == [1, 2, 3]  # the brief stands at ordinal 0, always kept, never listed
     diag = result.debug["overflowDiagnostics"]
     assert diag["summaryCount"] == 2 and diag["totalContextItems"] == 4  # the brief counts with summaries here
     keys = [d.key for d in result.decisions]
     assert keys == ["f:0", "o:0", "o:1", "o:2", "o:3"]
     focus, covered = result.decisions[0], result.decisions[1]
     assert (focus.kind, focus.segment, focus.outcome, focus.output_index) == ("focus", "focus", "focus", 0)
+    assert focus.selected is False and focus.is_kept
     assert focus.reason == "focus brief focus_1: always kept; replaces 1 covered summary (ordinal 0)"
     assert (covered.outcome, covered.selected, covered.output_index) == ("replaced-by-focus", False, None)
     assert covered.reason == "replaced by focus brief focus_1 (its sources end at seq 1 ≤ 1)"
     assert result.message_keys[0] == "f:0"
     assert [t["kind"] for t in result.trace_items] == ["focus", "summary", "message", "message"]
+    assert [(t["segment"], t["selected"]) for t in result.trace_items] == [
+        ("focus", False),
+        ("evictable", True),
+        ("freshTail", True),
+        ("freshTail", True),
+    ]
 
 
 def test_focus_coverage_by_latest_at_and_insert_position(tmp_path: Path) -> None:
