@@ -128,7 +128,7 @@ def worker_core(db: Path, budget: int) -> dict[str, Any]:
     mark = time.perf_counter()
     prepare = getattr(assembler, "prepare", None)  # (absent in versions before issue 7)
     if prepare is not None:
-        prepare(params.timezone)  # what the TUI does in the background after the first trace
+        prepare(params)  # what the TUI does in the background after the first trace
     indexed = time.perf_counter() - mark
     prompt_times = []
     for end in range(1, len(PROMPT) + 1):

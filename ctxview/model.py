@@ -113,6 +113,17 @@ class ConversationInfo:
     token_total: int  # Σ stored token_count of the context items (messages + summaries)
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationRef:
+    """The ``conversations`` columns the engine's session lookup reads, as stored (rowid order)."""
+
+    conversation_id: int
+    session_id: Any
+    session_key: Any
+    active: Any
+    created_at: Any
+
+
 @dataclass(slots=True)
 class Session:
     """Everything the assembler needs about one conversation, read in one pass."""
@@ -128,6 +139,8 @@ class Session:
     source: str = ""  # path of the database, for titles and messages
     warnings: list[str] = field(default_factory=list)
     data_version: int | None = None  # PRAGMA data_version when it was read
+    tables: frozenset[str] = frozenset()  # the database's tables: they say which engine line wrote it
+    conversation_refs: tuple[ConversationRef, ...] = ()  # every conversation, for the engine's session lookup
 
 
 # --- parameters ----------------------------------------------------------------------
@@ -156,6 +169,11 @@ class Params:
     tokenizer: str = "lcm"  # lcm | unicode (issue 5)
     citations_path: str | None = None
     stub_threshold: float = 0.3
+    # the host's session identity (params.json): the engine looks the conversation up by it (§9.2 step 2);
+    # both None → the loaded conversation is assembled as is
+    session_id: str | None = None
+    session_key: str | None = None
+    engine_line: str | None = None  # "0.15" | "1.0"; None → the line the database's tables point to
 
     @property
     def effective_budget(self) -> int:
@@ -292,6 +310,10 @@ class RunSummary:
     engine_outcome: str = "assembled"
     over_budget: bool = False
     clamped: bool = False
+    fallback_why: str | None = None  # the engine sent the live transcript instead: why, in words
+    engine_line: str = "0.15"  # the engine line whose rules ran (lossless-claw 0.15 or 1.0)
+    engine_release: str = "0.15.3"
+    engine_rules_why: str = ""  # why those rules ("the database has 1.0 tables (…)")
     low_confidence: bool = False  # prompt searchable, but every score is zero
     keyword_only: bool = False  # rarity: every kept evictable item matches the prompt's words only (scorers.md B.2)
 

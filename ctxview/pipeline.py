@@ -15,13 +15,17 @@ from typing import Any
 from ctxview.assembly.assembler import (
     AssemblerResult,
     assemble_context,
+    empty_result,
     resolve_session,
     score_summary,
 )
 from ctxview.assembly.decision_list import DecisionList
 from ctxview.assembly.engine import EngineResult, reconcile
+from ctxview.assembly.lookup import find_conversation
 from ctxview.assembly.rescoring import Rescorer, is_reference_mode
+from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
 from ctxview.assembly.volatile import SerializedCache
+from ctxview.jserrors import JSError
 from ctxview.model import Params, RunSummary, Session, Trace
 
 
@@ -30,25 +34,48 @@ class SessionAssembler:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._resolved: dict[str, Any] = {}
+        self.detected: DetectedLine = detect_line(session.tables)
+        self._resolved: dict[tuple[str, bool], Any] = {}
         self._rescorers: dict[tuple[Any, ...], Rescorer] = {}
         self._has_summary_items = any(item.item_type == "summary" for item in session.items)
-        # per-message engine values (serialized tokens, hashes, pairing ids), shared by every run
-        self._engine_memo = SerializedCache(limit=4 * len(session.items) + 4096)
+        # only a session with sender metadata renders differently under the two engine lines (delta D3)
+        self._has_sender_metadata = any(m.sender_metadata for m in session.messages.values())
+        # per-message engine values (serialized tokens, hashes, pairing ids), shared by every run of a line
+        self._engine_memos: dict[str, SerializedCache] = {}
 
-    def resolved(self, timezone: str) -> Any:
-        """Resolved items for a time zone (summary dates depend on it), built once."""
-        cached = self._resolved.get(timezone)
+    def rules(self, params: Params) -> tuple[EngineRules, str]:
+        """The engine line's rules for a run, and why those (the database's tables, or a choice)."""
+        if params.engine_line is not None:
+            rules = rules_for(params.engine_line)
+            detected = self.detected.rules
+            note = "the database's tables point to it too" if rules is detected else f"{self.detected.why}"
+            return rules, f"chosen ({note})"
+        return self.detected.rules, self.detected.why
+
+    def _engine_memo(self, rules: EngineRules) -> SerializedCache:
+        memo = self._engine_memos.get(rules.line)
+        if memo is None:
+            memo = SerializedCache(limit=4 * len(self.session.items) + 4096, estimate=rules.serialized_tokens())
+            self._engine_memos[rules.line] = memo
+        return memo
+
+    def resolved(self, timezone: str, sender_metadata: bool = True) -> Any:
+        """Resolved items for a time zone (summary dates depend on it) and engine line, built once.
+
+        Raises ``JSError`` where the engine's own resolution throws (a summary date JavaScript cannot read).
+        """
+        key = (timezone, sender_metadata and self._has_sender_metadata)
+        cached = self._resolved.get(key)
         if cached is None:
-            cached = resolve_session(self.session, timezone)
-            self._resolved[timezone] = cached
+            cached = resolve_session(self.session, timezone, key[1])
+            self._resolved[key] = cached
             # the session and its resolution live as long as the assembler and hold no cycles worth
             # collecting: take them out of the cyclic GC's generations, or every full collection
             # would walk millions of them in the middle of a keystroke
             gc.freeze()
         return cached
 
-    def prepare(self, timezone: str = "UTC") -> None:
+    def prepare(self, params: Params | None = None) -> None:
         """Build what the first prompt would otherwise build: the resolution and its term index.
 
         The TUI calls this in a background thread once the first trace is on screen,
@@ -56,7 +83,12 @@ class SessionAssembler:
         """
         from ctxview.assembly.assembler import term_index
 
-        term_index(self.resolved(timezone), self.session, timezone)
+        params = params or Params()
+        try:
+            resolved = self.resolved(params.timezone, self.rules(params)[0].sender_metadata)
+        except JSError:
+            return  # nothing to index: the engine cannot resolve this session (the trace says why)
+        term_index(resolved, self.session, params.timezone)
 
     def rescorer(self, params: Params) -> Rescorer | None:
         """The opt-in scorer for these params (None = the reference BM25-lite), built once."""
@@ -77,6 +109,7 @@ class SessionAssembler:
 
     def assemble(self, params: Params, token_budget: int) -> AssemblerResult:
         """The §6–§8 assembler pass (no engine step) with these params at ``token_budget``."""
+        rules = self.rules(params)[0]
         return assemble_context(
             self.session,
             token_budget=token_budget,
@@ -86,19 +119,37 @@ class SessionAssembler:
             prompt_aware_eviction=params.prompt_aware_eviction,
             stub_large_tool_payloads=params.stub_large_tool_payloads,
             timezone=params.timezone,
-            resolved=self.resolved(params.timezone),
+            resolved=self.resolved(params.timezone, rules.sender_metadata),
             rescorer=self.rescorer(params),
+            sender_metadata=rules.sender_metadata,
         )
+
+    def lookup_miss(self, params: Params, rules: EngineRules) -> str | None:
+        """Why the engine would find no conversation for the params' session (None: it finds this one)."""
+        if params.session_id is None and params.session_key is None:
+            return None
+        found = find_conversation(self.session.conversation_refs, params.session_id, params.session_key, rules)
+        own = self.session.conversation.conversation_id
+        if found.conversation_id is None:
+            return found.why
+        if found.conversation_id != own:
+            return f"the engine would assemble conversation {found.conversation_id} ({found.why}), not {own}"
+        return None
 
     def run(self, params: Params) -> Trace:
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        self.resolved(params.timezone)  # built on first use: timed apart from the assembly that reads it
+        rules, rules_why = self.rules(params)
+        assembler_error: JSError | None = None
+        try:  # built on first use: timed apart from the assembly that reads it
+            self.resolved(params.timezone, rules.sender_metadata)
+        except JSError as exc:
+            assembler_error = exc
         timings["resolve"] = time.perf_counter() - started
 
         budget = params.effective_budget
         mark = time.perf_counter()
-        asm = self.assemble(params, budget)
+        asm = empty_result() if assembler_error is not None else self.assemble(params, budget)
         timings["assemble"] = time.perf_counter() - mark
 
         engine: EngineResult | None = None
@@ -115,11 +166,22 @@ class SessionAssembler:
                 available_tools=list(params.available_tools) if params.available_tools is not None else None,
                 context_item_count=len(self.session.items),
                 has_summary_items=self._has_summary_items,
-                memo=self._engine_memo,
+                rules=rules,
+                lookup_miss=self.lookup_miss(params, rules),
+                assembler_error=assembler_error,
+                memo=self._engine_memo(rules),
             )
             timings["engine"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - started
-        return build_trace(self.session, params, asm, engine, timings)
+        trace = build_trace(self.session, params, asm, engine, timings)
+        trace.summary.engine_line = rules.line
+        trace.summary.engine_release = rules.release
+        trace.summary.engine_rules_why = rules_why
+        if assembler_error is not None:
+            trace.warnings.append(_unresolvable_note(self.session, params.timezone, assembler_error))
+            if engine is None:  # no engine step to fall back: nothing could be assembled
+                trace.summary.engine_outcome = f"assemble-error:{assembler_error.js_text}"
+        return trace
 
 
 def build_trace(
@@ -213,6 +275,7 @@ def build_trace(
         searchable_prompt=searchable,
         prompt_terms=tuple(prompt_terms),
         engine_outcome=engine_outcome,
+        fallback_why=engine.fallback_why if engine is not None else None,
         over_budget=bool(clamp.get("overBudget")) if clamp else asm.estimated_tokens > params.effective_budget,
         clamped=bool(clamp.get("clamped")),
         keyword_only=(
@@ -271,3 +334,19 @@ def assembler_stage(asm: AssemblerResult, params: Params) -> dict[str, Any]:
         "stats": asm.stats,
     }  # "debug" follows when the trace's stage_records() is read
     return stage
+
+
+def _unresolvable_note(session: Session, timezone: str, error: JSError) -> str:
+    """Which stored value made the engine throw, so the fallback can be traced to a row."""
+    from ctxview.assembly.render import render_summary
+
+    for summary in session.summaries.values():
+        try:
+            render_summary(summary, timezone)
+        except JSError:
+            dates = f"earliest_at {summary.earliest_at!r}, latest_at {summary.latest_at!r}"
+            return (
+                f"summary {summary.summary_id} ({dates}): the engine throws {error.js_text} rendering it, "
+                "so it sends the live transcript instead of an assembled context"
+            )
+    return f"the engine throws {error.js_text} resolving this conversation, so it sends the live transcript"

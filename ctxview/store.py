@@ -28,6 +28,7 @@ from ctxview.gc_pause import gc_paused
 from ctxview.model import (
     ContextItemRow,
     ConversationInfo,
+    ConversationRef,
     FocusBriefRow,
     LargeFileRow,
     MessageRow,
@@ -264,6 +265,17 @@ class LcmStore:
         # an id that is no whole number cannot be asked for (--conversation ID): such rows are not listed
         return [(cid, *rest) for cid, *rest in ((_int(r[0]), *r[1:]) for r in rows) if cid is not None]
 
+    def conversation_refs(self) -> tuple[ConversationRef, ...]:
+        """Every conversation as the engine's session lookup reads it (spec §9.2 step 2)."""
+        return tuple(
+            ConversationRef(cid, session_id, session_key, active, created_at)
+            for cid, session_id, session_key, _title, active, _archived, created_at in self._conversation_rows()
+        )
+
+    def tables(self) -> frozenset[str]:
+        """The database's tables and views (which engine line wrote it shows in them)."""
+        return frozenset(self._columns)
+
     def _counts(self, sql: str, params: Sequence[Any] = ()) -> dict[int, int]:
         return {cid: int(n or 0) for cid, n in self._query(sql, params)}
 
@@ -413,6 +425,8 @@ class LcmStore:
             fork_bounded=self._fork_bounded(cid),
             source=str(self.path),
             warnings=warnings,
+            tables=self.tables(),
+            conversation_refs=self.conversation_refs(),
         )
 
     _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"

@@ -90,7 +90,7 @@ class AssemblerResult:
         return self._trace_items
 
 
-def _empty_result() -> AssemblerResult:
+def empty_result() -> AssemblerResult:
     return AssemblerResult(
         messages=[],
         message_keys=[],
@@ -198,6 +198,7 @@ def assemble_context(
     timezone: str,
     resolved: list[ResolvedItem] | None = None,
     rescorer: Rescorer | None = None,
+    sender_metadata: bool = True,
 ) -> AssemblerResult:
     """Assemble the context of ``session`` exactly as the reference assembler (§1–§8).
 
@@ -206,9 +207,9 @@ def assemble_context(
     ``rescorer`` (an opt-in scorer, issue 5) replaces BM25-lite ranking; None is the reference.
     """
     if not session.items:
-        return _empty_result()
+        return empty_result()
     if resolved is None:
-        resolved = resolve_session(session, timezone)
+        resolved = resolve_session(session, timezone, sender_metadata)
     with gc_paused():
         return _assemble(
             session,

@@ -96,14 +96,18 @@ def clamp_to_serialized_budget(
     preserve: bool,
     tokens_of: TokenFn = serialized_message_tokens,
     per_message: Sequence[int] | None = None,
+    trigger_at_target: bool = False,
 ) -> ClampResult:
-    """§9.8 ``clampMessagesToSerializedBudget`` (``per_message``: ``tokens_of`` of each message, if known)."""
+    """§9.8 ``clampMessagesToSerializedBudget`` (``per_message``: ``tokens_of`` of each message, if known).
+
+    ``trigger_at_target``: the 1.0 rule (delta D2), which clamps as soon as the list exceeds the target.
+    """
     trigger = max(1, int(budget // 1))
     target = max(1, int((budget * CLAMP_TARGET_RATIO) // 1))
     if per_message is None:
         per_message = [tokens_of(m) for m in messages]
     before = sum(per_message)
-    if before <= trigger or not messages:
+    if before <= (target if trigger_at_target else trigger) or not messages:
         everything = list(range(len(messages)))
         return ClampResult(list(messages), before, before, False, 0, before > trigger, everything, everything)
     start = len(messages)

@@ -22,6 +22,7 @@ from ctxview.assembly.live import (
     stored_role,
     stored_token_count,
 )
+from ctxview.assembly.rules import RULES_0_15, EngineRules
 from ctxview.assembly.tool_pairs import sanitize_tool_use_result_pairing_keyed
 from ctxview.assembly.volatile import (
     RETRY_MARKER,
@@ -33,6 +34,7 @@ from ctxview.assembly.volatile import (
     normalize_overlap_text,
     protected_by_hash,
 )
+from ctxview.jserrors import JSError, require_objects
 from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
 from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision, describe_key
 
@@ -63,6 +65,7 @@ class EngineResult:
     # what the serialized clamp removed (item key → "clamped" | "prefill-stripped"), and the reason of each
     clamp_outcomes: dict[str, str] = field(default_factory=dict)
     clamp_reasons: dict[str, str] = field(default_factory=dict)
+    fallback_why: str | None = None  # the live transcript was sent instead: why, in words
 
 
 def resolve_budget(value: Any, cap: Any = None) -> int:
@@ -88,7 +91,9 @@ def reconcile(
     available_tools: list[str] | None,
     context_item_count: int,
     has_summary_items: bool,
-    conversation_found: bool = True,
+    rules: EngineRules = RULES_0_15,
+    lookup_miss: str | None = None,
+    assembler_error: JSError | None = None,
     max_assembly_token_budget: int | None = None,
     conversation_id: int | None = None,
     session_id: str | None = None,
@@ -96,25 +101,31 @@ def reconcile(
 ) -> EngineResult:
     """§9.2: the engine's post-assembly reconciliation, with a trace of its effects.
 
-    ``memo`` carries per-message values (serialized tokens, hashes, pairing ids) from one run to the next.
+    The steps run in the engine's order, so the first fallback that applies is the one
+    reported.  ``lookup_miss`` says why the session lookup found no conversation (the engine
+    then returns the live transcript untouched); ``assembler_error`` is what the assembler
+    threw, if it did.  ``memo`` carries per-message values (serialized tokens, hashes,
+    pairing ids) from one run to the next; it must measure with ``rules``' estimate.
     """
     live = list(live_messages or [])
     host_separate = prompt is not None and available_tools is not None
     context = _LogContext(conversation_id, session_id)
-    if not conversation_found:
-        kept = strip_trailing_prefill(live, preserve=host_separate)
-        return _live_fallback_result(
-            "no-conversation", live, kept, list(range(len(kept))), 0, None, assembled_keys, context
-        )
+    tokens = memo if memo is not None else SerializedCache(estimate=rules.serialized_tokens())
+    fallback = _Fallbacks(live, host_separate, assembled_keys, context, rules, tokens)
+    if lookup_miss is not None:
+        return fallback.safe(lookup_miss)
     budget = resolve_budget(token_budget, max_assembly_token_budget)
+    fallback.budget = budget
     if context_item_count == 0:
-        return _bounded_fallback("empty-context", live, budget, host_separate, assembled_keys, context)
+        return fallback.bounded("no-context-items")
     if not has_summary_items and context_item_count < len(live):
-        return _bounded_fallback("coverage-trails-live", live, budget, host_separate, assembled_keys, context)
+        return fallback.bounded("coverage-trails-live")
+    if assembler_error is not None:
+        return fallback.bounded(f"assemble-error:{assembler_error.js_text}")
     if live and not assembled:
-        return _bounded_fallback("empty-assembled", live, budget, host_separate, assembled_keys, context)
+        return fallback.bounded("empty-assembled-output")
     if live and not any(isinstance(m, dict) and m.get("role") == "user" for m in assembled):
-        return _bounded_fallback("no-user-turn", live, budget, host_separate, assembled_keys, context)
+        return fallback.bounded("no-user-turns")
     try:
         return _assembled_result(
             assembled,
@@ -125,10 +136,13 @@ def reconcile(
             budget,
             host_separate,
             context,
-            memo,
+            rules,
+            tokens,
         )
-    except Exception as exc:  # §9.2: any failure falls back to the bounded live transcript
-        result = _bounded_fallback("error", live, budget, host_separate, assembled_keys, context)
+    except JSError as exc:  # the engine catches what it throws and sends the live transcript
+        return fallback.bounded(f"assemble-error:{exc.js_text}")
+    except Exception as exc:  # a failure of ours: show it plainly, and still the engine's fallback
+        result = fallback.bounded("assemble-error")
         result.warnings.insert(0, f"[ctxview] engine step failed ({type(exc).__name__}: {exc})")
         return result
 
@@ -163,9 +177,10 @@ def _assembled_result(
     budget: int,
     host_separate: bool,
     context: _LogContext,
-    memo: SerializedCache | None = None,
+    rules: EngineRules,
+    tokens: SerializedCache,
 ) -> EngineResult:
-    tokens = memo if memo is not None else SerializedCache()
+    require_objects(live)  # the volatile step reads `"content" in m` of every live entry first
     pairs = PairIndex.build(assembled, tokens)
     seeds = protected_by_hash(tokens.h16_of_all(assembled), protection_hashes)
     volatile = append_volatile_inputs(
@@ -181,7 +196,12 @@ def _assembled_result(
     )
     volatile_tokens = tokens.tokens_of_all(volatile.messages)
     clamp = clamp_to_serialized_budget(
-        volatile.messages, budget, preserve=host_separate, tokens_of=tokens, per_message=volatile_tokens
+        volatile.messages,
+        budget,
+        preserve=host_separate,
+        tokens_of=tokens,
+        per_message=volatile_tokens,
+        trigger_at_target=rules.clamp_triggers_at_target,
     )
     assembled_tokens = volatile_tokens if volatile.unchanged else tokens.tokens_of_all(assembled)
 
@@ -516,95 +536,125 @@ class _EngineTrace:
 
 # --- fallbacks -------------------------------------------------------------------------------------
 
-
-def _bounded_fallback(
-    reason: str,
-    live: list[Any],
-    budget: int,
-    host_separate: bool,
-    assembled_keys: Sequence[str | None],
-    context: _LogContext,
-) -> EngineResult:
-    """Safe fallback (prefill stripped) then the serialized clamp; the estimate is the clamp's."""
-    safe = strip_trailing_prefill(live, preserve=host_separate)
-    clamp = clamp_to_serialized_budget(safe, budget, preserve=host_separate)
-    result = _live_fallback_result(
-        reason, live, clamp.messages, clamp.final_indexes, clamp.tokens, (len(safe), clamp), assembled_keys, context
-    )
-    result.stages["serializedClamp"] = clamp.stage(budget, host_separate)
-    return result
-
-
 _FALLBACK_WHY = {
-    "no-conversation": "no conversation matches the session",
-    "empty-context": "the conversation has no context items",
-    "coverage-trails-live": "no summaries and fewer context items than live messages",
-    "empty-assembled": "the assembler returned no messages",
-    "no-user-turn": "the assembled context has no user turn",
-    "error": "the engine step failed",
+    "no-context-items": "the conversation has no context items",
+    "coverage-trails-live": "the conversation has no summaries and fewer context items than the live window",
+    "empty-assembled-output": "the assembler returned no messages",
+    "no-user-turns": "the assembled context has no user turn",
+    "assemble-error": "the engine failed while assembling",
 }
 
 
-def _live_fallback_result(
-    reason: str,
-    live: list[Any],
-    messages: list[Any],
-    live_positions: list[int],
-    estimated: int,
-    clamped: tuple[int, ClampResult] | None,
-    assembled_keys: Sequence[str | None],
-    context: _LogContext,
-) -> EngineResult:
-    why = _FALLBACK_WHY.get(reason, reason)
-    shown = {pos: out for out, pos in enumerate(live_positions)}
-    decisions: list[Decision] = []
-    for li, message in enumerate(live):
-        output_index = shown.get(li)
-        if output_index is not None:
-            outcome, text = "appended", f"engine fell back to the live transcript ({why})"
-        elif clamped is None or li >= clamped[0] or li in clamped[1].kept_indexes:
-            outcome, text = "live-dropped", f"live transcript fallback ({why}); removed as trailing assistant prefill"
-        else:
-            outcome, text = "live-dropped", f"live transcript fallback ({why}); cut by the serialized clamp"
-        decisions.append(
-            Decision(
-                key=f"l:{li}",
-                ordinal=None,
-                live_index=li,
-                kind="live",
-                label="live",
-                role=_live_label(message),
-                source_role=stored_role(message),
-                message_id=None,
-                seq=None,
-                summary_id=None,
-                tokens=0,
-                serialized_tokens=None,
-                score=None,
-                matched_terms=(),
-                segment="live",
-                selected=False,
-                outcome=outcome,  # type: ignore[arg-type]
-                reason=text,
-                output_index=output_index,
-            )
+def fallback_why(reason: str) -> str:
+    """The engine's fallback reason in words (``assemble-error:RangeError: …`` keeps the error text)."""
+    if reason.startswith("assemble-error:"):
+        return f"the engine threw {reason.removeprefix('assemble-error:')}"
+    if reason.startswith("degraded:"):
+        return f"deferred compaction is pending ({reason.removeprefix('degraded:')})"
+    return _FALLBACK_WHY.get(reason, reason)
+
+
+class _Fallbacks:
+    """The engine's ways of sending the live transcript instead of the assembled context."""
+
+    def __init__(
+        self,
+        live: list[Any],
+        host_separate: bool,
+        assembled_keys: Sequence[str | None],
+        context: _LogContext,
+        rules: EngineRules,
+        tokens: SerializedCache,
+    ) -> None:
+        self.live = live
+        self.host_separate = host_separate
+        self.assembled_keys = assembled_keys
+        self.context = context
+        self.rules = rules
+        self.tokens = tokens
+        self.budget = ENGINE_DEFAULT_BUDGET
+
+    def safe(self, why: str) -> EngineResult:
+        """The live list with its trailing assistant prefill stripped, estimate 0 (no lookup, no clamp)."""
+        kept = strip_trailing_prefill(self.live, preserve=self.host_separate)
+        return self._result("safe-fallback", why, kept, list(range(len(kept))), 0, None)
+
+    def bounded(self, reason: str) -> EngineResult:
+        """The safe fallback, then the serialized clamp; the estimate is the clamp's."""
+        safe = strip_trailing_prefill(self.live, preserve=self.host_separate)
+        clamp = clamp_to_serialized_budget(
+            safe,
+            self.budget,
+            preserve=self.host_separate,
+            tokens_of=self.tokens,
+            trigger_at_target=self.rules.clamp_triggers_at_target,
         )
-    updates = {
-        key: {
-            "outcome": "evicted-for-live",
-            "reason": f"engine used the live transcript instead of the assembled context ({why})",
+        result = self._result(
+            reason, fallback_why(reason), clamp.messages, clamp.final_indexes, clamp.tokens, (len(safe), clamp)
+        )
+        result.stages["serializedClamp"] = clamp.stage(self.budget, self.host_separate)
+        return result
+
+    def _result(
+        self,
+        reason: str,
+        why: str,
+        messages: list[Any],
+        live_positions: list[int],
+        estimated: int,
+        clamped: tuple[int, ClampResult] | None,
+    ) -> EngineResult:
+        shown = {pos: out for out, pos in enumerate(live_positions)}
+        decisions: list[Decision] = []
+        for li, message in enumerate(self.live):
+            output_index = shown.get(li)
+            if output_index is not None:
+                outcome, text = "appended", f"engine fell back to the live transcript: {why}"
+            elif clamped is None or li >= clamped[0] or li in clamped[1].kept_indexes:
+                outcome = "live-dropped"
+                text = f"live transcript fallback ({why}); removed as trailing assistant prefill"
+            else:
+                outcome, text = "live-dropped", f"live transcript fallback ({why}); cut by the serialized clamp"
+            decisions.append(
+                Decision(
+                    key=f"l:{li}",
+                    ordinal=None,
+                    live_index=li,
+                    kind="live",
+                    label="live",
+                    role=_live_label(message),
+                    source_role=stored_role(message),
+                    message_id=None,
+                    seq=None,
+                    summary_id=None,
+                    tokens=0,
+                    serialized_tokens=None,
+                    score=None,
+                    matched_terms=(),
+                    segment="live",
+                    selected=False,
+                    outcome=outcome,  # type: ignore[arg-type]
+                    reason=text,
+                    output_index=output_index,
+                )
+            )
+        updates = {
+            key: {
+                "outcome": "evicted-for-live",
+                "reason": f"the engine sent the live transcript instead of the assembled context: {why}",
+            }
+            for key in self.assembled_keys
+            if key is not None
         }
-        for key in assembled_keys
-        if key is not None
-    }
-    return EngineResult(
-        messages=list(messages),
-        message_keys=[f"l:{pos}" for pos in live_positions],
-        estimated_tokens=estimated,
-        engine_outcome=f"live-fallback:{reason}",
-        stages={"promptRecall": None, "volatileAppend": None, "serializedClamp": None},
-        live_decisions=decisions,
-        item_updates=updates,
-        protected_pairs=[],
-        warnings=[f"[lcm] assemble: live transcript fallback{context.prefix()} reason={reason}"],
-    )
+        return EngineResult(
+            messages=list(messages),
+            message_keys=[f"l:{pos}" for pos in live_positions],
+            estimated_tokens=estimated,
+            engine_outcome=f"live-fallback:{reason}",
+            stages={"promptRecall": None, "volatileAppend": None, "serializedClamp": None},
+            live_decisions=decisions,
+            item_updates=updates,
+            protected_pairs=[],
+            warnings=[f"[lcm] assemble: live transcript fallback{self.context.prefix()} reason={reason}"],
+            fallback_why=why,
+        )

@@ -504,8 +504,12 @@ def is_skipped_message(row: MessageRow) -> bool:
     return row.role == "assistant" and js_trim(content) == "" and not row.parts
 
 
-def render_message(row: MessageRow) -> RenderedMessage | None:
-    """§2.6 ``resolveMessageItem`` for a loaded row (None when it is skipped)."""
+def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMessage | None:
+    """§2.6 ``resolveMessageItem`` for a loaded row (None when it is skipped).
+
+    ``sender_metadata``: the 0.15 line adds the sender as ``__openclaw`` (and counts it in the
+    tokens); the 1.0 line never reads the column (delta D3).
+    """
     if is_skipped_message(row):
         return None
     parts = row.parts
@@ -527,7 +531,7 @@ def render_message(row: MessageRow) -> RenderedMessage | None:
         identity = pick_model_identity(parts, metas)
     content = _content_from_parts(parts, metas, role, fallback, True, identity)
     content_text = content if isinstance(content, str) else js_stringify(content)
-    sender = parse_sender_metadata(row.sender_metadata) if role == "user" else None
+    sender = parse_sender_metadata(row.sender_metadata) if role == "user" and sender_metadata else None
     sender_text = js_stringify(sender) if sender is not None else ""
     pieces = [content_text, "\n".join(reasoning.values()), sender_text]
     tokens = estimate_tokens("\n".join(p for p in pieces if p))

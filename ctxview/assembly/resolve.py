@@ -166,11 +166,11 @@ class ResolvedItems(list[ResolvedItem]):
         self.cache: dict[str, Any] = {}
 
 
-def _resolve_message(row: ContextItemRow, session: Session) -> ResolvedItem | None:
+def _resolve_message(row: ContextItemRow, session: Session, sender_metadata: bool) -> ResolvedItem | None:
     msg = session.messages.get(row.message_id) if row.message_id is not None else None
     if msg is None:
         return None
-    rendered = render_message(msg)
+    rendered = render_message(msg, sender_metadata)
     if rendered is None:
         return None
     item = ResolvedItem(
@@ -212,21 +212,26 @@ def _resolve_summary(row: ContextItemRow, session: Session, timezone: str) -> Re
     )
 
 
-def resolve_item(row: ContextItemRow, session: Session, timezone: str) -> ResolvedItem | None:
+def resolve_item(
+    row: ContextItemRow, session: Session, timezone: str, sender_metadata: bool = True
+) -> ResolvedItem | None:
     """§1.2: one context row → resolved item, or None when it does not resolve."""
     if row.item_type == "message" and row.message_id is not None:
-        return _resolve_message(row, session)
+        return _resolve_message(row, session, sender_metadata)
     if row.item_type == "summary" and row.summary_id is not None:
         return _resolve_summary(row, session, timezone)
     return None
 
 
-def resolve_session(session: Session, timezone: str) -> ResolvedItems:
-    """Resolve every context item in ordinal order; unresolvable rows are left out."""
+def resolve_session(session: Session, timezone: str, sender_metadata: bool = True) -> ResolvedItems:
+    """Resolve every context item in ordinal order; unresolvable rows are left out.
+
+    ``sender_metadata`` is the engine line's rule (False on 1.0: the column is never read).
+    """
     items: list[ResolvedItem] = []
     with gc_paused():
         for row in session.items:
-            item = resolve_item(row, session, timezone)
+            item = resolve_item(row, session, timezone, sender_metadata)
             if item is not None:
                 items.append(item)
     return ResolvedItems(items, timezone=timezone, brief=session.focus_brief)

@@ -111,3 +111,58 @@ def serialized_message_tokens(message: Any) -> int:
 def serialized_tokens(messages: list[Any]) -> int:
     """Sum of per-message serialized estimates (not the estimate of the joined list)."""
     return sum(serialized_message_tokens(m) for m in messages)
+
+
+# --- the 1.0 line (delta D1): tool results also weigh their provider-boundary estimate -----------
+
+_TOOL_RESULT_ROLES = ("tool", "toolResult")
+
+
+def _twice(text: str) -> int:
+    return 2 * estimate_tokens(text)
+
+
+def _json_twice(value: Any) -> int:
+    """Twice the estimate of the plain JSON of a value (no opaque-payload replacer); 0 for null."""
+    return 0 if value is None else _twice(js_stringify(value))
+
+
+def tool_result_boundary_tokens(message: Any) -> int:
+    """The 1.0 boundary estimate B(m) of a tool result; 0 for every other message.
+
+    Integer forms of the reference's float arithmetic: ceil(n·4/3) = (4n + 2) // 3 and
+    ceil(t·1.2) = (6t + 4) // 5, exact for every reachable size.
+    """
+    if not isinstance(message, dict):
+        return 0
+    if message.get("role") not in _TOOL_RESULT_ROLES and message.get("type") != "toolResult":
+        return 0
+    content = message.get("content")
+    if isinstance(content, str):
+        cost = _twice(content)
+    elif isinstance(content, list):
+        cost = 0
+        for block in content:
+            if isinstance(block, str):
+                cost += _twice(block)
+            elif not isinstance(block, dict):
+                cost += _json_twice(block)
+            elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                cost += 6 + _twice(block["text"])
+            else:
+                cost += 6 + _json_twice(block)
+    else:
+        cost = _json_twice(content)
+    name = message.get("toolName")
+    if name is None:  # JS `??`: only null and a missing key fall through, not ""
+        name = message.get("tool_name")
+    name_cost = 0 if name is None else (4 * estimate_tokens(js_stringify(name)) + 2) // 3
+    total = 12 + cost + name_cost
+    return (6 * total + 4) // 5
+
+
+def serialized_message_tokens_1_0(message: Any) -> int:
+    """§4.3 under the 1.0 rules: the larger of the JSON estimate and the tool-result boundary estimate."""
+    base = serialized_message_tokens(message)
+    boundary = tool_result_boundary_tokens(message)
+    return boundary if boundary > base else base

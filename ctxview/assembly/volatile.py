@@ -332,7 +332,8 @@ class SerializedCache:
     pile up).  The ``*_of_all`` readers look a whole list up at C speed.
     """
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, estimate: Callable[[Any], int] = serialized_message_tokens) -> None:
+        self._estimate = estimate  # the §4.3 estimate of the engine line's rules
         self._alive: dict[int, Any] = {}  # id → message: holding it keeps the id from being reused
         self._tokens: dict[int, int] = {}
         self._h16: dict[int, str] = {}
@@ -352,7 +353,7 @@ class SerializedCache:
     def __call__(self, message: Any) -> int:
         value = self._tokens.get(id(message))
         if value is None:
-            value = serialized_message_tokens(message)
+            value = self._estimate(message)
             self._tokens[self._hold(message)] = value
         return value
 

@@ -9,7 +9,9 @@ import pytest
 from ctxview.assembly import engine as engine_module
 from ctxview.assembly.engine import reconcile, resolve_budget
 from ctxview.assembly.render import assistant_usage
+from ctxview.assembly.rules import RULES_0_15, EngineRules
 from ctxview.assembly.tokens import estimate_tokens, serialized_message_tokens
+from ctxview.jserrors import JSRangeError
 from ctxview.jsjson import h16
 
 BEGIN = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
@@ -53,6 +55,7 @@ def call(
     summaries: bool = True,
     found: bool = True,
     cap: int | None = None,
+    rules: EngineRules = RULES_0_15,
 ) -> engine_module.EngineResult:
     keys = [f"o:{i}" for i in range(len(assembled))]
     hashes = [h16([assembled[i]]) for i in (protected or [])]
@@ -67,8 +70,9 @@ def call(
         available_tools=tools,
         context_item_count=len(assembled) if items is None else items,
         has_summary_items=summaries,
-        conversation_found=found,
+        lookup_miss=None if found else "no active conversation has session id 'x'",
         max_assembly_token_budget=cap,
+        rules=rules,
     )
 
 
@@ -251,7 +255,7 @@ def test_no_user_turn_falls_back() -> None:
     # §11.7 #54
     assembled = [assistant("a", "c1"), result("c1", "r")]
     result_ = call(assembled, [user("hi")], 100000)
-    assert result_.engine_outcome == "live-fallback:no-user-turn"
+    assert result_.engine_outcome == "live-fallback:no-user-turns"
     assert result_.messages == [user("hi")]
 
 
@@ -302,15 +306,16 @@ def test_no_conversation_and_empty_context() -> None:
     missing = call([], live, 1000, found=False)
     assert missing.messages == [user("q")]
     assert missing.estimated_tokens == 0
-    assert missing.engine_outcome == "live-fallback:no-conversation"
+    assert missing.engine_outcome == "live-fallback:safe-fallback"
+    assert missing.fallback_why == "no active conversation has session id 'x'"
     assert [d.outcome for d in missing.live_decisions] == ["appended", "live-dropped"]
     kept = call([], live, 1000, found=False, prompt="go", tools=[])
     assert kept.messages == live  # hostSeparate keeps a substantive trailing assistant
     empty = call([], live, 1000, items=0)
-    assert empty.engine_outcome == "live-fallback:empty-context"
+    assert empty.engine_outcome == "live-fallback:no-context-items"
     assert empty.messages == [user("q")]
     assert empty.estimated_tokens == serialized_message_tokens(user("q"))
-    assert call([], [user("q")], 1000, items=3).engine_outcome == "live-fallback:empty-assembled"
+    assert call([], [user("q")], 1000, items=3).engine_outcome == "live-fallback:empty-assembled-output"
 
 
 def test_exception_falls_back_to_the_bounded_live_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -319,9 +324,51 @@ def test_exception_falls_back_to_the_bounded_live_list(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(engine_module, "append_volatile_inputs", boom)
     result = call([user("q"), assistant("a")], [user("q")], 1000)
-    assert result.engine_outcome == "live-fallback:error"
+    assert result.engine_outcome == "live-fallback:assemble-error"
     assert result.messages == [user("q")]
     assert "kaput" in result.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("entry", "shown"),
+    [(None, "null"), ("hello", "hello"), (5, "5"), (True, "true"), (1.5e300, "1.5e+300")],
+)
+def test_a_live_entry_that_is_not_an_object_makes_the_engine_throw(entry: Any, shown: str) -> None:
+    # the volatile step reads `"content" in m` of every live entry: JS throws a TypeError, the engine
+    # catches it and sends the bounded live transcript
+    live = [entry, user("go")]
+    result = call([user("go"), assistant("ok")], live, 100000)
+    assert result.engine_outcome == (
+        f"live-fallback:assemble-error:TypeError: Cannot use 'in' operator to search for 'content' in {shown}"
+    )
+    assert result.messages == live
+
+
+def test_a_live_entry_without_a_role_is_an_assistant_message() -> None:
+    # objects (arrays too) never throw: a missing role reads as the stored role "assistant"
+    live = [{"content": "x"}, user("go")]
+    result = call([user("go"), assistant("ok")], live, 100000)
+    assert result.engine_outcome == "assembled"
+    assert result.messages == [user("go"), assistant("ok")]
+
+
+def test_an_assembler_error_falls_back_after_the_earlier_checks() -> None:
+    error = JSRangeError("Invalid time value")
+    live = [user("what changed?")]
+    keys: list[str | None] = []
+    thrown = reconcile(
+        [], keys, 0, [], live_messages=live, token_budget=100000, prompt=None, available_tools=None,
+        context_item_count=2, has_summary_items=True, assembler_error=error,
+    )
+    assert thrown.engine_outcome == "live-fallback:assemble-error:RangeError: Invalid time value"
+    assert thrown.messages == live
+    assert thrown.estimated_tokens == serialized_message_tokens(live[0])
+    # a conversation that trails the live window falls back for that reason first (the engine checks it earlier)
+    trailing = reconcile(
+        [], keys, 0, [], live_messages=[user("a"), user("b"), user("c")], token_budget=100000, prompt=None,
+        available_tools=None, context_item_count=2, has_summary_items=False, assembler_error=error,
+    )
+    assert trailing.engine_outcome == "live-fallback:coverage-trails-live"
 
 
 def test_empty_live_window_keeps_the_assembled_list() -> None:

@@ -319,10 +319,10 @@ class InspectorScreen(Screen[None]):
         return Assembly(trace, layout, diff, elapsed)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
-    def _prepare(self, assembler: SessionAssembler, timezone: str) -> None:
+    def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
         """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
         with self._run_lock:
-            assembler.prepare(timezone)
+            assembler.prepare(params)
 
     @property
     def run_lock(self) -> threading.Lock:
@@ -369,7 +369,7 @@ class InspectorScreen(Screen[None]):
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.trace is None
         if first and self.assembler is not None:
-            self._prepare(self.assembler, result.trace.params.timezone)
+            self._prepare(self.assembler, result.trace.params)
         self._show_min_budget(result.trace)
         self.trace = result.trace
         self.diff = result.diff
