@@ -130,13 +130,15 @@ def parse_utc_timestamp_ms(value: Any) -> float | None:
     if match is None:
         return None
     year, month, day, hour, minute, second, fraction, zone = match.groups()
-    try:
-        moment = datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0), tzinfo=UTC
-        )
-    except ValueError:
+    h, m, sec, millis = int(hour or 0), int(minute or 0), int(second or 0), int((fraction or "0")[:3].ljust(3, "0"))
+    # V8 takes days 1-31 in any month (rolling over) and 24:00:00 exactly as the next midnight
+    if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31 and m <= 59 and sec <= 59):
         return None
-    millis = int((fraction or "0")[:3].ljust(3, "0"))
+    if h > 24 or (h == 24 and (m or sec or millis)):
+        return None
+    moment = datetime(int(year), int(month), 1, tzinfo=UTC) + timedelta(
+        days=int(day) - 1, hours=h, minutes=m, seconds=sec
+    )
     if zone and zone not in ("Z", "z"):
         sign = 1 if zone[0] == "+" else -1
         moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
