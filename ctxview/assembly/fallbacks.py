@@ -10,6 +10,11 @@ kept, evicted or appended and why, and the engine's own log lines.
 Every size is the serialized estimate of one message through ``tokens_of``
 (pluggable because the 1.0 line changed it); lists are measured as the sum of
 their messages, as the engine does.
+
+The gate's pressure is the store's context token count: the SQL sum of the
+stored ``token_count`` of the message or summary row behind every context item
+of the conversation (inner joins, so a dangling item adds nothing; 0 without
+items).  It is not the assembler's estimate.
 """
 
 from __future__ import annotations
@@ -213,7 +218,7 @@ def deferred_degrade_decision(
 ) -> DegradeDecision:
     """§10.5: decide the degraded live fallback from the stored context size, the debt row and the budget.
 
-    ``stored_context_tokens`` is the store's context token count (see the module notes), ``token_budget``
+    ``stored_context_tokens`` is the store's context token count (see the module docstring), ``token_budget``
     the resolved budget.  With the pressure over the budget the engine first runs an emergency compaction
     that ctxview cannot run; ``drain`` says what it is assumed to end in.  The default, ``"exhausted"``,
     is the outcome whenever the compaction cannot shrink the stored context (parity case 304); every such
