@@ -64,11 +64,15 @@ class LiveInterceptError(TypeError):
     """A live message the engine cannot read (JSON ``null``): its whole ``assemble`` fails.
 
     The engine then takes its error fallback on the *original* live window (the
-    rewritten one is only adopted after every message went through).
+    rewritten one is only adopted after every message went through).  ``js_error``
+    is the error as Node reports it (``name: message``), which the engine's
+    fallback reason carries.
     """
 
+    js_error = "TypeError: Cannot read properties of null (reading 'role')"
+
     def __init__(self, index: int) -> None:
-        super().__init__(f"live message {index} is null")
+        super().__init__("Cannot read properties of null (reading 'role')")
         self.index = index
 
 

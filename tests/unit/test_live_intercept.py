@@ -339,6 +339,7 @@ def test_a_null_live_message_fails_the_whole_step() -> None:
     with pytest.raises(LiveInterceptError) as caught:
         run([tool_result("c1", [text("y" * 400)]), None])
     assert caught.value.index == 1
+    assert caught.value.js_error == "TypeError: Cannot read properties of null (reading 'role')"  # as Node 24 words it
     # after the last user message the call map is built first and meets the null there
     with pytest.raises(LiveInterceptError) as in_map:
         run([{"role": "user", "content": "q"}, None, tool_result("c1", [text("y" * 400)])])
