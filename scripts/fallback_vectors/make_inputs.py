@@ -1,7 +1,8 @@
 """Write random inputs for the degrade and fork-bounded fallbacks (tests/unit/data/fallback_vectors.json).
 
-The inputs are then run through the reference engine by ``run_reference.mjs``, which adds
-each case's ``expected`` result; ``tests/unit/test_fallbacks.py`` compares ctxview with it.
+Each case's ``expected`` result was recorded from the reference engine's own fallback functions
+(run outside this repository, which holds none of the engine's code or a recipe to run it);
+``tests/unit/test_fallbacks.py`` compares ctxview with it.
 
     python scripts/fallback_vectors/make_inputs.py > /tmp/fallback_inputs.json
 """
