@@ -134,8 +134,10 @@ class Session:
     summaries: dict[str, SummaryRow]
     large_files: dict[str, LargeFileRow] = field(default_factory=dict)
     focus_brief: FocusBriefRow | None = None
-    compaction_pending: bool = False
-    fork_bounded: bool = False
+    # engine-only state (§10.5, §10.6): rows as stored, keyed by column; None where there is no row
+    maintenance: dict[str, Any] | None = None  # conversation_compaction_maintenance
+    bootstrap_state: dict[str, Any] | None = None  # conversation_bootstrap_state (0.15 line only)
+    stored_context_tokens: Any = 0  # Σ stored token_count of the context items (the degrade gate's pressure)
     source: str = ""  # path of the database, for titles and messages
     warnings: list[str] = field(default_factory=list)
     data_version: int | None = None  # PRAGMA data_version when it was read
@@ -183,7 +185,7 @@ class Params:
 
 # --- the trace --------------------------------------------------------------------------
 
-Segment = Literal["evictable", "fresh-tail", "focus", "live"]
+Segment = Literal["evictable", "fresh-tail", "focus", "live", "recall"]
 
 Outcome = Literal[
     "kept",  # evictable item selected by the budget pass and emitted
@@ -205,10 +207,12 @@ Outcome = Literal[
     "live-dropped",  # appended live input later removed by the clamp
     "unresolved",  # context item that did not resolve (dangling reference, empty assistant)
     "replaced-by-focus",  # summary covered by the active focus brief (§10.1); the brief item stands in for it
+    "recall-cue",  # the engine's prompt-recall cue (§10.3), put first
+    "recall-dropped",  # a recall cue built, then dropped (no room, or room needed for live inputs / the clamp)
 ]
 
 KEPT_OUTCOMES: frozenset[str] = frozenset(
-    {"kept", "fresh-tail", "focus", "stubbed", "tool-calls-stripped", "appended"}
+    {"kept", "fresh-tail", "focus", "stubbed", "tool-calls-stripped", "appended", "recall-cue"}
 )
 
 
@@ -219,6 +223,8 @@ def describe_key(key: str) -> str:
         return f"item {number}"
     if prefix == "l" and number:
         return f"live input L{number}"
+    if prefix == "r":
+        return "the recall cue"
     return key
 
 
@@ -280,7 +286,9 @@ class Decision:
     @property
     def item_id(self) -> str:
         """What a person calls the item: its ordinal, or ``L<i>`` for a live input."""
-        return str(self.ordinal) if self.ordinal is not None else f"L{self.live_index}"
+        if self.ordinal is not None:
+            return str(self.ordinal)
+        return f"L{self.live_index}" if self.live_index is not None else "R"
 
     @property
     def is_kept(self) -> bool:

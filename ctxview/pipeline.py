@@ -8,6 +8,7 @@ every keystroke without re-reading or re-rendering the session.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from copy import copy
 from typing import Any
@@ -20,7 +21,7 @@ from ctxview.assembly.assembler import (
     score_summary,
 )
 from ctxview.assembly.decision_list import DecisionList
-from ctxview.assembly.engine import EngineResult, reconcile
+from ctxview.assembly.engine import EngineResult, EngineState, reconcile
 from ctxview.assembly.lookup import find_conversation
 from ctxview.assembly.rescoring import Rescorer, is_reference_mode
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
@@ -42,6 +43,8 @@ class SessionAssembler:
         self._has_sender_metadata = any(m.sender_metadata for m in session.messages.values())
         # per-message engine values (serialized tokens, hashes, pairing ids), shared by every run of a line
         self._engine_memos: dict[str, SerializedCache] = {}
+        self._recall: _RecallSearcher | None = None  # the engine's message search, opened on first use
+        self._recall_ordinals: dict[int, int] = {}
 
     def rules(self, params: Params) -> tuple[EngineRules, str]:
         """The engine line's rules for a run, and why those (the database's tables, or a choice)."""
@@ -124,6 +127,24 @@ class SessionAssembler:
             sender_metadata=rules.sender_metadata,
         )
 
+    def engine_state(self, params: Params) -> EngineState:
+        """What the engine reads besides the assembled context: debt, fork state, the message search."""
+        session = self.session
+        if self._recall is None:
+            self._recall = _RecallSearcher(session.source, session.conversation.conversation_id)
+            self._recall_ordinals = {
+                row.message_id: row.ordinal for row in session.items if row.message_id is not None
+            }
+        return EngineState(
+            conversation_id=session.conversation.conversation_id,
+            stub_large_tool_payloads=params.stub_large_tool_payloads,
+            maintenance=session.maintenance,
+            stored_context_tokens=session.stored_context_tokens,
+            bootstrap_state=session.bootstrap_state,
+            recall_search=self._recall,
+            recall_ordinals=self._recall_ordinals,
+        )
+
     def lookup_miss(self, params: Params, rules: EngineRules) -> str | None:
         """Why the engine would find no conversation for the params' session (None: it finds this one)."""
         if params.session_id is None and params.session_key is None:
@@ -167,6 +188,7 @@ class SessionAssembler:
                 context_item_count=len(self.session.items),
                 has_summary_items=self._has_summary_items,
                 rules=rules,
+                state=self.engine_state(params),
                 lookup_miss=self.lookup_miss(params, rules),
                 assembler_error=assembler_error,
                 memo=self._engine_memo(rules),
@@ -350,3 +372,25 @@ def _unresolvable_note(session: Session, timezone: str, error: JSError) -> str:
                 "so it sends the live transcript instead of an assembled context"
             )
     return f"the engine throws {error.js_text} resolving this conversation, so it sends the live transcript"
+
+
+class _RecallSearcher:
+    """The engine's message search for the recall cue (§10.3), on a read-only connection opened when first asked.
+
+    Most runs never search (the prompt names no key the context lacks), so nothing is opened for them.
+    """
+
+    def __init__(self, source: str, conversation_id: int) -> None:
+        self.source = source
+        self.conversation_id = conversation_id
+        self._search: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, identifier: str) -> Any:
+        with self._lock:
+            if self._search is None:
+                from ctxview.recall_search import RecallSearch
+                from ctxview.store import LcmStore
+
+                self._search = RecallSearch(LcmStore(self.source).connection, self.conversation_id)
+            return self._search(identifier)

@@ -244,6 +244,11 @@ class LcmStore:
     ) -> None:
         self.close()
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The read-only connection (``mode=ro``, ``query_only``), for readers such as the recall search."""
+        return self._conn
+
     def data_version(self) -> int:
         """``PRAGMA data_version``: changes whenever another connection commits."""
         return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
@@ -421,8 +426,9 @@ class LcmStore:
             summaries=summaries,
             large_files=large_files,
             focus_brief=brief,
-            compaction_pending=self._compaction_pending(cid),
-            fork_bounded=self._fork_bounded(cid),
+            maintenance=self._row_of("conversation_compaction_maintenance", cid),
+            bootstrap_state=self._row_of("conversation_bootstrap_state", cid),
+            stored_context_tokens=self._stored_context_tokens(cid),
             source=str(self.path),
             warnings=warnings,
             tables=self.tables(),
@@ -601,19 +607,33 @@ class LcmStore:
             created_at=_text(created),
         )
 
-    def _compaction_pending(self, cid: int) -> bool:
-        t = "conversation_compaction_maintenance"
-        if not self._has(t, "pending") or not self._has(t, "running") or not self._has(t, "conversation_id"):
-            return False
-        rows = self._query(f"SELECT pending, running FROM {t} WHERE conversation_id = ?", (cid,))
-        return any(p == 1 or r == 1 for p, r in rows)
+    def _row_of(self, table: str, cid: int) -> dict[str, Any] | None:
+        """The conversation's row of an engine-state table, keyed by column (None: no table or no row)."""
+        if not self._has(table, "conversation_id"):
+            return None
+        cursor = self._conn.execute(f"SELECT * FROM {table} WHERE conversation_id = ? LIMIT 1", (cid,))
+        try:
+            row = cursor.fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
+        if row is None:
+            return None
+        return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
 
-    def _fork_bounded(self, cid: int) -> bool:
-        t = "conversation_bootstrap_state"
-        if not self._has(t, "fork_bounded") or not self._has(t, "conversation_id"):
-            return False
-        rows = self._query(f"SELECT fork_bounded FROM {t} WHERE conversation_id = ?", (cid,))
-        return any(f == 1 for (f,) in rows)
+    def _stored_context_tokens(self, cid: int) -> Any:
+        """Σ the stored ``token_count`` of the context items, as the engine's degrade gate sums them (§10.5)."""
+        msg_tokens = self._col("messages", "token_count", "m")
+        sum_tokens = self._col("summaries", "token_count", "s")
+        rows = self._query(
+            "SELECT COALESCE(SUM(t), 0) FROM ("
+            f" SELECT {msg_tokens} AS t FROM context_items ci JOIN messages m ON m.message_id = ci.message_id"
+            " WHERE ci.conversation_id = ?1 AND ci.item_type = 'message'"
+            " UNION ALL"
+            f" SELECT {sum_tokens} FROM context_items ci JOIN summaries s ON s.summary_id = ci.summary_id"
+            " WHERE ci.conversation_id = ?1 AND ci.item_type = 'summary')",
+            (cid,),
+        )
+        return _number(rows[0][0]) if rows else 0
 
 
 def _max_source_seq(

@@ -11,16 +11,32 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.assembly.clamp import ClampResult, clamp_to_serialized_budget, strip_trailing_prefill
+from ctxview.assembly.fallbacks import (
+    DegradeDecision,
+    ForkAppendResult,
+    append_fork_live_suffix,
+    deferred_degrade_decision,
+    degraded_live_result,
+    degraded_log_line,
+    fork_live_fallback,
+)
 from ctxview.assembly.live import (
     normalize_live_message,
     stored_content,
     stored_role,
     stored_token_count,
+)
+from ctxview.assembly.live_intercept import InterceptResult, intercept_large_live_tool_results
+from ctxview.assembly.prompt_recall import (
+    RecallCue,
+    RecallSearchFn,
+    build_prompt_recall_cue,
+    recall_coverage_messages,
 )
 from ctxview.assembly.rules import RULES_0_15, EngineRules
 from ctxview.assembly.tool_pairs import sanitize_tool_use_result_pairing_keyed
@@ -66,6 +82,7 @@ class EngineResult:
     clamp_outcomes: dict[str, str] = field(default_factory=dict)
     clamp_reasons: dict[str, str] = field(default_factory=dict)
     fallback_why: str | None = None  # the live transcript was sent instead: why, in words
+    notes: list[str] = field(default_factory=list)  # what ctxview could not reproduce, for people (not engine logs)
 
 
 def resolve_budget(value: Any, cap: Any = None) -> int:
@@ -77,6 +94,33 @@ def resolve_budget(value: Any, cap: Any = None) -> int:
     if isinstance(cap, (int, float)) and not isinstance(cap, bool) and math.isfinite(cap) and cap > 0:
         budget = min(budget, math.floor(cap))
     return budget
+
+
+@dataclass(frozen=True, slots=True)
+class EngineState:
+    """What the engine reads besides the assembled context and the live window (§9.2, §10.3, §10.5, §10.6)."""
+
+    conversation_id: int | None = None
+    stub_large_tool_payloads: bool = False  # §9.2 step 3: large live tool results become file references
+    maintenance: Mapping[str, Any] | None = None  # conversation_compaction_maintenance row (§10.5)
+    stored_context_tokens: Any = 0  # Σ stored token_count of the context items: the degrade gate's pressure
+    bootstrap_state: Mapping[str, Any] | None = None  # conversation_bootstrap_state row (§10.6, 0.15 only)
+    recall_search: RecallSearchFn | None = None  # the conversation's message search (§10.3); None: no cue
+    recall_ordinals: Mapping[int, int] = field(default_factory=dict)  # message id → its context ordinal
+
+    def fork_source_count(self, rules: EngineRules) -> int | None:
+        """The fork's parent message count when the conversation is fork-bounded under ``rules``, else None."""
+        row = self.bootstrap_state
+        if not rules.fork_bounded or row is None or not _is_one(row.get("fork_bounded")):
+            return None
+        count = row.get("fork_source_message_count")
+        if isinstance(count, (int, float)) and not isinstance(count, bool) and math.isfinite(count) and count >= 0:
+            return math.floor(count)
+        return 0
+
+
+def _is_one(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1
 
 
 def reconcile(
@@ -92,10 +136,10 @@ def reconcile(
     context_item_count: int,
     has_summary_items: bool,
     rules: EngineRules = RULES_0_15,
+    state: EngineState | None = None,
     lookup_miss: str | None = None,
     assembler_error: JSError | None = None,
     max_assembly_token_budget: int | None = None,
-    conversation_id: int | None = None,
     session_id: str | None = None,
     memo: SerializedCache | None = None,
 ) -> EngineResult:
@@ -107,44 +151,95 @@ def reconcile(
     threw, if it did.  ``memo`` carries per-message values (serialized tokens, hashes,
     pairing ids) from one run to the next; it must measure with ``rules``' estimate.
     """
+    state = state or EngineState()
     live = list(live_messages or [])
     host_separate = prompt is not None and available_tools is not None
-    context = _LogContext(conversation_id, session_id)
+    context = _LogContext(state.conversation_id, session_id)
     tokens = memo if memo is not None else SerializedCache(estimate=rules.serialized_tokens())
     fallback = _Fallbacks(live, host_separate, assembled_keys, context, rules, tokens)
     if lookup_miss is not None:
         return fallback.safe(lookup_miss)
-    budget = resolve_budget(token_budget, max_assembly_token_budget)
-    fallback.budget = budget
+    fallback.budget = resolve_budget(token_budget, max_assembly_token_budget)
+    intercepted: InterceptResult | None = None
+    if state.stub_large_tool_payloads:
+        try:
+            intercepted = intercept_large_live_tool_results(live, conversation_id=state.conversation_id or 0)
+        except JSError as exc:  # the error fallback still sends the original window
+            return fallback.bounded(f"assemble-error:{exc.js_text}")
+        live = fallback.live = intercepted.messages
+    result = _after_interception(
+        fallback, assembled, assembled_keys, assembler_estimate, protection_hashes, live, prompt, host_separate,
+        context_item_count, has_summary_items, rules, state, context, tokens, assembler_error,
+    )
+    if intercepted is not None and intercepted.changed:
+        _note_interceptions(result, intercepted)
+    return result
+
+
+def _after_interception(
+    fallback: _Fallbacks,
+    assembled: list[Any],
+    assembled_keys: list[str | None],
+    assembler_estimate: int,
+    protection_hashes: list[str],
+    live: list[Any],
+    prompt: str | None,
+    host_separate: bool,
+    context_item_count: int,
+    has_summary_items: bool,
+    rules: EngineRules,
+    state: EngineState,
+    context: _LogContext,
+    tokens: SerializedCache,
+    assembler_error: JSError | None,
+) -> EngineResult:
+    """§9.2 steps 4–17, on the (possibly rewritten) live window."""
+    budget = fallback.budget
+    degrade = deferred_degrade_decision(
+        state.stored_context_tokens, state.maintenance, budget, conversation_id=state.conversation_id
+    )
+    if degrade.reason is not None:
+        return fallback.degraded(degrade)
+    fork_count = state.fork_source_count(rules)
     if context_item_count == 0:
-        return fallback.bounded("no-context-items")
-    if not has_summary_items and context_item_count < len(live):
+        return fallback.fork("no-context-items", fork_count) if fork_count is not None else fallback.bounded(
+            "no-context-items"
+        )
+    if not has_summary_items and context_item_count < len(live) and fork_count is None:
         return fallback.bounded("coverage-trails-live")
     if assembler_error is not None:
         return fallback.bounded(f"assemble-error:{assembler_error.js_text}")
-    if live and not assembled:
-        return fallback.bounded("empty-assembled-output")
-    if live and not any(isinstance(m, dict) and m.get("role") == "user" for m in assembled):
-        return fallback.bounded("no-user-turns")
     try:
-        return _assembled_result(
-            assembled,
-            assembled_keys,
-            assembler_estimate,
-            protection_hashes,
-            live,
-            budget,
-            host_separate,
-            context,
-            rules,
-            tokens,
+        path = _NormalPath(
+            assembled, assembled_keys, assembler_estimate, protection_hashes, live, budget, host_separate,
+            context, rules, tokens, state,
         )
+        if fork_count is not None:
+            path.append_fork_suffix(fork_count)
+        if live and not path.messages:
+            if fork_count is not None:
+                return fallback.fork("empty-assembled-output", fork_count)
+            return fallback.bounded("empty-assembled-output")
+        if live and not any(isinstance(m, dict) and m.get("role") == "user" for m in path.messages):
+            if fork_count is not None:
+                return fallback.fork("no-user-turns", fork_count)
+            return fallback.bounded("no-user-turns")
+        result = path.finish(prompt)
     except JSError as exc:  # the engine catches what it throws and sends the live transcript
         return fallback.bounded(f"assemble-error:{exc.js_text}")
     except Exception as exc:  # a failure of ours: show it plainly, and still the engine's fallback
         result = fallback.bounded("assemble-error")
         result.warnings.insert(0, f"[ctxview] engine step failed ({type(exc).__name__}: {exc})")
-        return result
+    return result
+
+
+def _note_interceptions(result: EngineResult, intercepted: InterceptResult) -> None:
+    """Say on each rewritten live input that the model got a file reference instead of its payload."""
+    by_index = {item.index: item for item in intercepted.intercepted}
+    for decision in result.live_decisions:
+        item = by_index.get(decision.live_index) if decision.live_index is not None else None
+        if item is not None:
+            decision.reason = f"{decision.reason}; large tool output {item.describe()}"
 
 
 # --- the normal path -----------------------------------------------------------------------
@@ -168,98 +263,308 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _assembled_result(
-    assembled: list[Any],
-    assembled_keys: list[str | None],
-    assembler_estimate: int,
-    protection_hashes: list[str],
-    live: list[Any],
-    budget: int,
-    host_separate: bool,
-    context: _LogContext,
-    rules: EngineRules,
-    tokens: SerializedCache,
-) -> EngineResult:
-    require_objects(live)  # the volatile step reads `"content" in m` of every live entry first
-    pairs = PairIndex.build(assembled, tokens)
-    seeds = protected_by_hash(tokens.h16_of_all(assembled), protection_hashes)
-    volatile = append_volatile_inputs(
-        assembled,
-        assembler_estimate,
-        live,
-        seeds,
-        budget,
-        sanitize=sanitize_tool_use_result_pairing_keyed,
-        normalize=normalize_live_message,
-        tokens=tokens,
-        pairs=pairs,
-    )
-    volatile_tokens = tokens.tokens_of_all(volatile.messages)
-    clamp = clamp_to_serialized_budget(
-        volatile.messages,
-        budget,
-        preserve=host_separate,
-        tokens_of=tokens,
-        per_message=volatile_tokens,
-        trigger_at_target=rules.clamp_triggers_at_target,
-    )
-    assembled_tokens = volatile_tokens if volatile.unchanged else tokens.tokens_of_all(assembled)
+RECALL_KEY = "r:cue"
 
-    def key_of(source: tuple[str, int] | None) -> str | None:
-        if source is None:
+
+class _NormalPath:
+    """Steps 8–17 of §9.2 once the engine has an assembled context: fork suffix, recall cue, volatile, clamp."""
+
+    def __init__(
+        self,
+        assembled: list[Any],
+        assembled_keys: list[str | None],
+        assembler_estimate: int,
+        protection_hashes: list[str],
+        live: list[Any],
+        budget: int,
+        host_separate: bool,
+        context: _LogContext,
+        rules: EngineRules,
+        tokens: SerializedCache,
+        state: EngineState,
+    ) -> None:
+        self.messages = assembled
+        self.keys = list(assembled_keys)
+        self.estimate = assembler_estimate
+        self.protection_hashes = protection_hashes
+        self.live = live
+        self.budget = budget
+        self.host_separate = host_separate
+        self.context = context
+        self.rules = rules
+        self.tokens = tokens
+        self.state = state
+        self.fork: ForkAppendResult | None = None
+        self.assembled_keys = list(assembled_keys)  # before the fork suffix: what fork evictions refer to
+        self.warnings: list[str] = []
+
+    def append_fork_suffix(self, fork_count: int) -> None:
+        """§10.6: the fork's own live messages after the assembled context, evicting from the front to fit."""
+        fork = append_fork_live_suffix(
+            self.messages,
+            self.estimate,
+            self.live,
+            fork_count,
+            self.budget,
+            preserve_substantive_tail=self.host_separate,
+            tokens_of=self.tokens,
+            conversation_id=self.state.conversation_id,
+        )
+        self.fork = fork
+        keys = self.keys
+        self.keys = [keys[i] if kind == "a" else f"l:{i}" for kind, i in fork.sources]
+        self.messages = fork.messages
+        self.estimate = fork.estimated_tokens
+        if fork.log_line is not None and fork.log_line.level == "warn":
+            self.warnings.append(fork.log_line.text)
+
+    def _cue(self, prompt: str | None) -> RecallCue | None:
+        """§10.3: the recall cue, or None (a failed recall is logged and assembly goes on)."""
+        search = self.state.recall_search
+        try:
+            coverage = recall_coverage_messages(self.live)
+            if prompt is None or search is None:
+                return None
+            return build_prompt_recall_cue(prompt, self.messages, coverage, search)
+        except Exception as exc:  # the engine logs a failed recall and assembles without it
+            label = f"session={self.context.session_id}"
+            self.warnings.append(f"[lcm] assemble: prompt recall failed for {label}: {exc}")
             return None
-        kind, index = source
-        return assembled_keys[index] if kind == "a" else f"l:{index}"
 
-    if volatile.unchanged and len(assembled_keys) == len(assembled):
-        volatile_keys = list(assembled_keys)
-    else:
-        volatile_keys = [key_of(s) for s in volatile.sources]
-    if clamp.clamped:
-        final_keys = [volatile_keys[i] for i in clamp.final_indexes]
-    else:
-        final_keys = list(volatile_keys)
+    def _seeds(self, with_cue: bool, messages: list[Any]) -> set[int]:
+        seeds = protected_by_hash(self.tokens.h16_of_all(messages), self.protection_hashes)
+        shift = 1 if with_cue else 0
+        if with_cue:
+            seeds.add(0)
+        if self.fork is not None:
+            seeds.update(index + shift for index in self.fork.protected_indexes)
+        return seeds
 
-    warnings: list[str] = []
-    if volatile.appended_messages > 0 and (volatile.evicted_messages > 0 or volatile.over_budget):
-        warnings.append(
-            "[lcm] assemble: appended unpersisted volatile live input"
-            f"{context.prefix()} appendedMessages={volatile.appended_messages}"
-            f" appendedTokens={volatile.appended_tokens} evictedMessages={volatile.evicted_messages}"
-            f" evictedTokens={volatile.evicted_tokens} overBudget={_flag(volatile.over_budget)}"
-        )
-    if clamp.clamped:
-        warnings.append(
-            "[lcm] assemble: serialized budget clamp"
-            f"{context.prefix()} serializedTokensBefore={clamp.tokens_before}"
-            f" serializedTokens={clamp.tokens} internalEstimatedTokens={volatile.estimated_tokens}"
-            f" evictedMessages={clamp.evicted} tokenBudget={budget} clamped=true overBudget={_flag(clamp.over_budget)}"
+    def _volatile(self, messages: list[Any], estimate: int, seeds: set[int]) -> VolatileResult:
+        return append_volatile_inputs(
+            messages,
+            estimate,
+            self.live,
+            seeds,
+            self.budget,
+            sanitize=sanitize_tool_use_result_pairing_keyed,
+            normalize=normalize_live_message,
+            tokens=self.tokens,
+            pairs=PairIndex.build(messages, self.tokens),
         )
 
-    stages = {
-        "promptRecall": dict(PROMPT_RECALL_NOT_BUILT),
-        "volatileAppend": _volatile_stage(volatile, seeds, assembled, assembler_estimate, clamp.messages),
-        "serializedClamp": clamp.stage(budget, host_separate),
-    }
-    trace = _EngineTrace(
-        assembled, assembled_keys, live, volatile, clamp, volatile_keys, final_keys, budget, tokens, pairs
-    )
-    serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
-    serialized.pop(None, None)  # type: ignore[call-overload]
-    return EngineResult(
-        messages=clamp.messages,
-        message_keys=final_keys,
-        estimated_tokens=clamp.tokens,
-        engine_outcome="assembled",
-        stages=stages,
-        live_decisions=trace.live_decisions(),
-        item_updates=trace.item_updates(),
-        protected_pairs=trace.protected_pairs(),
-        warnings=warnings,
-        serialized_tokens=serialized,  # type: ignore[arg-type]
-        clamp_outcomes=trace.clamp_outcomes(),
-        clamp_reasons=trace.clamp_reasons(),
-    )
+    def _clamp(self, messages: list[Any], per_message: list[int] | None = None) -> ClampResult:
+        return clamp_to_serialized_budget(
+            messages,
+            self.budget,
+            preserve=self.host_separate,
+            tokens_of=self.tokens,
+            per_message=per_message,
+            trigger_at_target=self.rules.clamp_triggers_at_target,
+        )
+
+    def finish(self, prompt: str | None) -> EngineResult:
+        cue = self._cue(prompt)  # recall reads `"content" in m` of every live entry too, but logs the throw
+        require_objects(self.live)  # the volatile step reads it next and does not catch
+        recall = _RecallRecord(cue)
+        base, base_keys, base_estimate = self.messages, self.keys, self.estimate
+        messages, keys, estimate = base, base_keys, base_estimate
+        if cue is not None and base_estimate + cue.token_count <= self.budget:
+            messages = [cue.message, *base]
+            keys = [RECALL_KEY, *base_keys]
+            estimate = base_estimate + cue.token_count
+            recall.included = True
+        seeds = self._seeds(recall.included, messages)
+        volatile = self._volatile(messages, estimate, seeds)
+        if recall.included and (volatile.over_budget or volatile.evicted_messages > 0):
+            recall.included, recall.dropped_for_volatile = False, True
+            messages, keys, estimate = base, base_keys, base_estimate
+            seeds = self._seeds(False, messages)
+            volatile = self._volatile(messages, estimate, seeds)
+        volatile_keys = _keys_of(volatile, keys, messages)
+        volatile_tokens = self.tokens.tokens_of_all(volatile.messages)
+        clamp = self._clamp(volatile.messages, volatile_tokens)
+        clamp_keys = volatile_keys
+        if clamp.clamped and recall.included and cue is not None:
+            kept = [i for i, m in enumerate(volatile.messages) if m is not cue.message]
+            if len(kept) < len(volatile.messages):
+                recall.included, recall.dropped_for_clamp = False, True
+                clamp_keys = [volatile_keys[i] for i in kept]
+                clamp = self._clamp([volatile.messages[i] for i in kept], [volatile_tokens[i] for i in kept])
+        final_keys = [clamp_keys[i] for i in clamp.final_indexes] if clamp.clamped else list(clamp_keys)
+        return self._result(messages, keys, estimate, seeds, volatile, volatile_keys, clamp, final_keys, recall)
+
+    def _result(
+        self,
+        assembled: list[Any],
+        assembled_keys: list[str | None],
+        estimate: int,
+        seeds: set[int],
+        volatile: VolatileResult,
+        volatile_keys: list[str | None],
+        clamp: ClampResult,
+        final_keys: list[str | None],
+        recall: _RecallRecord,
+    ) -> EngineResult:
+        context = self.context
+        warnings = self.warnings
+        if volatile.appended_messages > 0 and (volatile.evicted_messages > 0 or volatile.over_budget):
+            warnings.append(
+                "[lcm] assemble: appended unpersisted volatile live input"
+                f"{context.prefix()} appendedMessages={volatile.appended_messages}"
+                f" appendedTokens={volatile.appended_tokens} evictedMessages={volatile.evicted_messages}"
+                f" evictedTokens={volatile.evicted_tokens} overBudget={_flag(volatile.over_budget)}"
+            )
+        if clamp.clamped:
+            warnings.append(
+                "[lcm] assemble: serialized budget clamp"
+                f"{context.prefix()} serializedTokensBefore={clamp.tokens_before}"
+                f" serializedTokens={clamp.tokens} internalEstimatedTokens={volatile.estimated_tokens}"
+                f" evictedMessages={clamp.evicted} tokenBudget={self.budget} clamped=true"
+                f" overBudget={_flag(clamp.over_budget)}"
+            )
+        stages = {
+            "promptRecall": recall.stage(),
+            "volatileAppend": _volatile_stage(volatile, seeds, assembled, estimate, clamp.messages),
+            "serializedClamp": clamp.stage(self.budget, self.host_separate),
+        }
+        trace = _EngineTrace(
+            assembled, assembled_keys, self.live, volatile, clamp, volatile_keys, final_keys, self.budget,
+            self.tokens, PairIndex.build(assembled, self.tokens),
+        )
+        assembled_tokens = self.tokens.tokens_of_all(assembled)
+        serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
+        serialized.pop(None, None)  # type: ignore[call-overload]
+        serialized.pop(RECALL_KEY, None)
+        live_decisions = trace.live_decisions()
+        item_updates = trace.item_updates()
+        if self.fork is not None:
+            _apply_fork(self.fork, live_decisions, item_updates, self.assembled_keys)
+        extra = recall.decision(final_keys, self.state.recall_ordinals)
+        return EngineResult(
+            messages=clamp.messages,
+            message_keys=final_keys,
+            estimated_tokens=clamp.tokens,
+            engine_outcome="assembled",
+            stages=stages,
+            live_decisions=[*([extra] if extra is not None else []), *live_decisions],
+            item_updates=item_updates,
+            protected_pairs=trace.protected_pairs(),
+            warnings=warnings,
+            serialized_tokens=serialized,  # type: ignore[arg-type]
+            clamp_outcomes={k: v for k, v in trace.clamp_outcomes().items() if k != RECALL_KEY},
+            clamp_reasons=trace.clamp_reasons(),
+        )
+
+
+
+class _RecallRecord:
+    """The prompt-recall cue's fate through the volatile step and the clamp (§10.3, §9.2 steps 12–16)."""
+
+    def __init__(self, cue: RecallCue | None) -> None:
+        self.cue = cue
+        self.included = False
+        self.dropped_for_volatile = False
+        self.dropped_for_clamp = False
+
+    def stage(self) -> dict[str, Any]:
+        cue = self.cue
+        if cue is None:
+            return dict(PROMPT_RECALL_NOT_BUILT)
+        return {
+            "cueBuilt": True,
+            "cueIncluded": self.included,
+            "cueDroppedForVolatile": self.dropped_for_volatile,
+            "cueDroppedForClamp": self.dropped_for_clamp,
+            "cueTokenCount": cue.token_count,
+            "cueMessage": cue.message,
+        }
+
+    def decision(self, final_keys: list[str | None], ordinals: Mapping[int, int]) -> Decision | None:
+        """The cue's own row in the trace: what it recalls, and whether the model gets it."""
+        cue = self.cue
+        if cue is None:
+            return None
+        recalled = []
+        for identifier, message_ids in cue.message_ids_by_identifier().items():
+            where = ", ".join(
+                f"ordinal {ordinals[m]}" if m in ordinals else f"message {m} (summarized)" for m in message_ids
+            )
+            recalled.append(f"{identifier} was evicted ({where})")
+        what = "recall cue: " + "; ".join(recalled)
+        if self.included:
+            outcome, reason = "recall-cue", f"{what}; put first"
+        elif self.dropped_for_volatile:
+            outcome, reason = "recall-dropped", f"{what}; dropped to make room for a volatile live input"
+        elif self.dropped_for_clamp:
+            outcome, reason = "recall-dropped", f"{what}; dropped before the serialized clamp cut real context"
+        else:
+            outcome, reason = "recall-dropped", f"{what}; its {cue.token_count} tokens did not fit the budget"
+        position = final_keys.index(RECALL_KEY) if RECALL_KEY in final_keys else None
+        return Decision(
+            key=RECALL_KEY,
+            ordinal=None,
+            live_index=None,
+            kind="recall",
+            label="recall cue",
+            role="user",
+            source_role=None,
+            message_id=None,
+            seq=None,
+            summary_id=None,
+            tokens=cue.token_count,
+            serialized_tokens=None,
+            score=None,
+            matched_terms=(),
+            segment="recall",
+            selected=False,
+            outcome=outcome,  # type: ignore[arg-type]
+            reason=reason,
+            output_index=position,
+            text=cue.message["content"],
+        )
+
+
+def _apply_fork(
+    fork: ForkAppendResult,
+    live_decisions: list[Decision],
+    item_updates: dict[str, dict[str, Any]],
+    assembled_keys: list[str | None],
+) -> None:
+    """What the fork suffix did, on the live inputs it appended and the assembled items it pushed out."""
+    appended = {index for kind, index in fork.sources if kind == "l"}
+    for decision in live_decisions:
+        li = decision.live_index
+        if li is None:
+            continue
+        if li in appended:
+            decision.outcome = "appended" if decision.output_index is not None else "live-dropped"  # type: ignore[assignment]
+            decision.reason = (
+                "fork live suffix: appended after the assembled context (fork-bounded conversation)"
+                if decision.output_index is not None
+                else "fork live suffix: appended, then cut by the serialized clamp"
+            )
+        elif li in fork.live_fates and fork.live_fates[li].outcome != "not-appended":
+            decision.outcome = "live-dropped"  # type: ignore[assignment]
+            decision.reason = fork.live_fates[li].reason
+    for index, fate in fork.assembled_fates.items():
+        key = assembled_keys[index] if index < len(assembled_keys) else None
+        if key is not None:
+            item_updates.setdefault(key, {}).update(outcome="evicted-for-live", reason=fate.reason)
+
+
+def _keys_of(volatile: VolatileResult, keys: list[str | None], messages: list[Any]) -> list[str | None]:
+    """The decision key of every message the volatile step returned."""
+    if volatile.unchanged and len(keys) == len(messages):
+        return list(keys)
+    out: list[str | None] = []
+    for source in volatile.sources:
+        if source is None:
+            out.append(None)
+        else:
+            kind, index = source
+            out.append(keys[index] if kind == "a" else f"l:{index}")
+    return out
 
 
 def _volatile_stage(
@@ -595,6 +900,49 @@ class _Fallbacks:
         result.stages["serializedClamp"] = clamp.stage(self.budget, self.host_separate)
         return result
 
+    def degraded(self, decision: DegradeDecision) -> EngineResult:
+        """§10.5: deferred compaction is pending and the stored context presses on the budget."""
+        degraded = degraded_live_result(
+            self.live, self.budget, preserve_substantive_tail=self.host_separate, tokens_of=self.tokens
+        )
+        reason = f"degraded:{decision.reason}"
+        result = self._result(
+            reason,
+            fallback_why(reason),
+            degraded.messages,
+            degraded.live_indexes,
+            degraded.estimated_tokens,
+            None,
+            fates={li: fate.reason for li, fate in degraded.live_fates.items()},
+        )
+        result.warnings[:0] = [line.text for line in decision.log_lines if line.level == "warn"]
+        result.warnings.append(degraded_log_line(decision, degraded, conversation_id=self.context.conversation_id).text)
+        if decision.note:
+            result.notes.append(decision.note)
+        return result
+
+    def fork(self, trigger: str, fork_count: int) -> EngineResult:
+        """§10.6: a fork-bounded conversation sends its own live suffix, bounded, instead of the live window."""
+        fork = fork_live_fallback(
+            self.live,
+            fork_count,
+            self.budget,
+            preserve_substantive_tail=self.host_separate,
+            tokens_of=self.tokens,
+            trigger=trigger,  # type: ignore[arg-type]
+            conversation_id=self.context.conversation_id,
+        )
+        reason = f"fork-bounded:{trigger}"
+        return self._result(
+            reason,
+            f"the fork-bounded conversation sends its live suffix ({_FALLBACK_WHY.get(trigger, trigger)})",
+            fork.messages,
+            fork.live_indexes,
+            fork.estimated_tokens,
+            None,
+            fates={li: fate.reason for li, fate in fork.live_fates.items()},
+        )
+
     def _result(
         self,
         reason: str,
@@ -603,12 +951,16 @@ class _Fallbacks:
         live_positions: list[int],
         estimated: int,
         clamped: tuple[int, ClampResult] | None,
+        fates: Mapping[int, str] | None = None,
     ) -> EngineResult:
         shown = {pos: out for out, pos in enumerate(live_positions)}
         decisions: list[Decision] = []
         for li, message in enumerate(self.live):
             output_index = shown.get(li)
-            if output_index is not None:
+            if fates is not None and li in fates:
+                outcome = "appended" if output_index is not None else "live-dropped"
+                text = f"live transcript fallback ({why}): {fates[li]}"
+            elif output_index is not None:
                 outcome, text = "appended", f"engine fell back to the live transcript: {why}"
             elif clamped is None or li >= clamped[0] or li in clamped[1].kept_indexes:
                 outcome = "live-dropped"

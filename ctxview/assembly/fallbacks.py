@@ -35,6 +35,7 @@ from ctxview.assembly.live import (
     stored_token_count,
 )
 from ctxview.assembly.tokens import serialized_message_tokens
+from ctxview.jserrors import require_objects
 from ctxview.jsjson import js_string
 
 # --- constants the engine uses ------------------------------------------------------------------
@@ -495,13 +496,6 @@ def _positive_finite(value: Any) -> bool:
     return number is not None and number > 0
 
 
-def _require_objects(messages: Sequence[Any]) -> None:
-    """The engine reads each live message's stored form, which throws on a primitive or null."""
-    for message in messages:
-        if message is None or isinstance(message, (str, int, float, bool)):
-            raise TypeError(f"Cannot use 'in' operator to search for 'content' in {js_string(message)}")
-
-
 @dataclass(frozen=True, slots=True)
 class ForkSuffix:
     """Where the fork's own live messages start, and how that was decided."""
@@ -543,7 +537,7 @@ def resolve_fork_live_suffix(
     shorter than that window, or nothing when the fork recorded no window.
     """
     raw = list(live_messages or [])
-    _require_objects(raw)
+    require_objects(raw)
     live = [normalize_live_message(m) for m in raw]
     window = max(0, math.floor(fork_source_message_count))
     search_end = min(len(live), window) if window > 0 else len(live)

@@ -27,6 +27,7 @@ from typing import Any
 from ctxview.assembly.live import PAIRING_CALL_TYPES, pairing_id, structured_text
 from ctxview.assembly.stubs import stub_text
 from ctxview.assembly.tokens import estimate_tokens
+from ctxview.jserrors import JSTypeError
 from ctxview.jsjson import JS_WHITESPACE, collapse_js_whitespace, js_string, js_trim, try_js_parse
 
 DEFAULT_LARGE_FILE_TOKEN_THRESHOLD = 25_000
@@ -60,7 +61,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 ReadFile = Callable[[str], str | None]
 
 
-class LiveInterceptError(TypeError):
+class LiveInterceptError(JSTypeError):
     """A live message the engine cannot read (JSON ``null``): its whole ``assemble`` fails.
 
     The engine then takes its error fallback on the *original* live window (the

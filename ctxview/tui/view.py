@@ -85,6 +85,8 @@ _CLASS_BY_OUTCOME: dict[str, RowClass] = {
     "appended": "appended",
     "covered": "live",
     "live-ignored": "live",
+    "recall-cue": "appended",
+    "recall-dropped": "dropped",
 }
 
 
