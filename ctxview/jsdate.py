@@ -527,20 +527,36 @@ def _make_time_value(year: int, month: int, day: int, clock: tuple[int, int, int
     return _time_clip(ms)
 
 
-# The forms the store writes: ISO with Z (summaries) and SQLite's datetime('now') after the §1 rule.
+# The forms the store writes: ISO with Z (summaries) and SQLite's datetime('now') (§1), with the
+# fields ES's date-time format accepts; anything else takes the full parser.
 _FAST_ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?[Zz]")
+_FAST_STORED = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z?")
+
+
+@lru_cache(maxsize=4096)
+def _month_start_ms(year: str, month: str) -> int:
+    return days_from_civil(int(year), int(month), 1) * _MS_PER_DAY
+
+
+def _fast_fields(groups: tuple[str | None, ...]) -> float | None:
+    """Epoch ms of matched fast-path fields, or None when a field is out of range for V8."""
+    year, month, day, hour, minute, second, fraction = groups
+    assert year is not None and month is not None and day is not None
+    assert hour is not None and minute is not None and second is not None
+    d, h, mi, s = int(day), int(hour), int(minute), int(second)
+    if not ("01" <= month <= "12" and 1 <= d <= 31 and h <= 23 and mi <= 59 and s <= 59):
+        return None
+    milli = int(fraction[:3].ljust(3, "0")) if fraction else 0
+    return float(_month_start_ms(year, month) + (d - 1) * _MS_PER_DAY + h * 3_600_000 + mi * 60_000 + s * 1000 + milli)
 
 
 def js_date_parse(text: str) -> float:
     """``new Date(text).getTime()`` on Node 24: epoch milliseconds, ``math.nan`` when invalid."""
     match = _FAST_ISO.fullmatch(text)
     if match is not None:
-        year, month, day, hour, minute, second, fraction = match.groups()
-        mo, d, h, mi, s = int(month), int(day), int(hour), int(minute), int(second)
-        if 1 <= mo <= 12 and 1 <= d <= 31 and h <= 23 and mi <= 59 and s <= 59:
-            milli = int(fraction[:3].ljust(3, "0")) if fraction else 0
-            days = days_from_civil(int(year), mo, 1) + d - 1
-            return float(days * _MS_PER_DAY + h * 3_600_000 + mi * 60_000 + s * 1000 + milli)
+        ms = _fast_fields(match.groups())
+        if ms is not None:
+            return ms
     fields = _parse_fields(text)
     if fields is None:
         return math.nan
@@ -555,6 +571,11 @@ def parse_utc_timestamp(value: object) -> float:
     """§1: a stored timestamp as JS parses it; strings without a zone suffix are UTC."""
     if not isinstance(value, str):
         return math.nan
+    match = _FAST_STORED.fullmatch(value)
+    if match is not None and (value[10] == "T" or value[-1] != "Z"):  # "… HH:MM:SSZ" is parsed as written
+        ms = _fast_fields(match.groups())
+        if ms is not None:
+            return ms
     text = js_trim(value)
     if _HAS_ZONE_SUFFIX.search(text) is None:
         text = (text if "T" in text else text.replace(" ", "T", 1)) + "Z"
@@ -595,6 +616,7 @@ _DATETIME_MIN_MS: Final = -62_135_596_800_000 + 2 * _MS_PER_DAY  # 0001-01-03, r
 _DATETIME_MAX_MS: Final = 253_402_300_799_999 - 2 * _MS_PER_DAY  # 9999-12-29
 _CYCLE_MS: Final = 146_097 * _MS_PER_DAY  # the Gregorian calendar repeats every 400 years
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_NAIVE: Final = datetime(1970, 1, 1)
 
 
 @lru_cache(maxsize=1)
@@ -682,7 +704,11 @@ def format_for_attribute(ms: float, timezone: str | None) -> str:
         return to_iso_string(ms)
     instant = int(ms)
     offset = zone if isinstance(zone, int) else _zone_offset_ms(zone, instant)
-    year, month, day, hour, minute, second, _ = _breakdown(instant + offset)
+    local = instant + offset
+    if _DATETIME_MIN_MS <= local <= _DATETIME_MAX_MS:  # datetime's C arithmetic, the common case
+        wall = _EPOCH_NAIVE + timedelta(milliseconds=local)
+        return f"{wall.year}-{wall.month:02d}-{wall.day:02d}T{wall.hour:02d}:{wall.minute:02d}:{wall.second:02d}"
+    year, month, day, hour, minute, second, _ = _breakdown(local)
     if year <= 0:
         year = 1 - year  # the era year (1 BC is year 0); en-CA prints no era
     return f"{year}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}"
