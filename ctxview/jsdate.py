@@ -9,15 +9,19 @@ An unparseable timestamp gives an invalid date, and printing that throws a
 that as Node 24 does it, with epoch milliseconds as floats and ``math.nan``
 for an invalid date.
 
-Known divergences (see ``tests/unit/test_jsdate.py``):
+Known divergences (measured against Node 24.19 with scripts/gen_jsdate_vectors.py and
+scripts/gen_intl_time_zones.py):
 
 * a string without any zone that still parses (only possible when the input
   already ends in ``z``/``Z`` or ``±HH:MM``, e.g. ``"Jan 1-05:30"``) is local
-  time in JavaScript; here the process zone is taken to be UTC, which is what
-  the reference engine's hosts and the parity cases use;
-* zone offsets come from Python's tz database (the ``tzdata`` package when it
-  is installed) instead of ICU's copy; both are the IANA data, so they only
-  differ where the two releases differ.
+  time in JavaScript; here the process zone is taken to be UTC, as on the
+  reference engine's hosts and in the parity cases;
+* wall times come from Python's tz database (the ``tzdata`` package first,
+  which like ICU is built without ``backzone``) instead of ICU's copy (tz
+  2026b in Node 24.19): zones whose rules changed in later tz releases
+  (Morocco after 2026, Alberta/Manitoba/NWT after 2026, Cuba) differ for
+  those future dates only, and the deprecated ``SystemV/*ST*DT`` zones use
+  today's US rule for all years where ICU has its own older history.
 """
 
 from __future__ import annotations
