@@ -53,11 +53,18 @@ MAX_TIME_MS: Final = 8_640_000_000_000_000  # ±1e8 days around the epoch (ECMA-
 _MS_PER_DAY: Final = 86_400_000
 
 
-class JSRangeError(ValueError):
-    """The ``RangeError`` JavaScript throws for an invalid date; ``str()`` is the JS message."""
+try:  # the engine-wide JS error types (ctxview.jserrors), which the fallback wiring catches
+    from ctxview.jserrors import JSRangeError  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # a tree without ctxview.jserrors: the same interface, defined here
 
-    def __init__(self, message: str = INVALID_TIME_VALUE) -> None:
-        super().__init__(message)
+    class JSRangeError(ValueError):  # type: ignore[no-redef]
+        """JavaScript's ``RangeError``: ``str()`` is its message, ``js_text`` what ``String(error)`` prints."""
+
+        js_name = "RangeError"
+
+        @property
+        def js_text(self) -> str:
+            return f"{self.js_name}: {self}"
 
 
 # --- proleptic Gregorian calendar arithmetic ---------------------------------------------
@@ -601,7 +608,7 @@ def _breakdown(ms: int) -> tuple[int, int, int, int, int, int, int]:
 def to_iso_string(ms: float) -> str:
     """``Date.prototype.toISOString``; raises JSRangeError for an invalid date."""
     if ms != ms or not -MAX_TIME_MS <= ms <= MAX_TIME_MS:
-        raise JSRangeError()
+        raise JSRangeError(INVALID_TIME_VALUE)
     year, month, day, hour, minute, second, milli = _breakdown(int(ms))
     if 0 <= year <= 9999:
         head = f"{year:04d}"
@@ -702,7 +709,7 @@ def format_for_attribute(ms: float, timezone: str | None) -> str:
     """§3 ``D(date)``: the wall time in the zone as ``Y-MM-DDTHH:MM:SS`` (en-CA, 24-hour), or
     ``toISOString()`` when Intl refuses the zone; raises JSRangeError for an invalid date."""
     if ms != ms:
-        raise JSRangeError()
+        raise JSRangeError(INVALID_TIME_VALUE)
     zone = resolve_time_zone("UTC" if timezone is None else timezone)
     if zone is None:
         return to_iso_string(ms)

@@ -160,6 +160,7 @@ def test_invalid_date_raises_whatever_the_zone():
         with pytest.raises(JSRangeError) as caught:
             format_for_attribute(math.nan, zone)
         assert str(caught.value) == "Invalid time value"
+        assert caught.value.js_text == "RangeError: Invalid time value"  # what the engine's fallback reports
         assert isinstance(caught.value, ValueError)
 
 
