@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ctxview.assembly.render import parse_timestamp, render_focus_brief
+from ctxview.assembly.render import render_focus_brief
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tokens import estimate_tokens
+from ctxview.jsdate import parse_utc_timestamp
 from ctxview.jsjson import js_trim
 from ctxview.model import FocusBriefRow
 
@@ -32,10 +33,9 @@ def is_covered(item: ResolvedItem, brief: FocusBriefRow) -> bool:
         watermark = _as_number(brief.covered_message_seq)
         seq = _as_number(item.summary_max_source_seq)
         return watermark is not None and seq is not None and seq <= watermark
-    brief_at = parse_timestamp(brief.covered_latest_at)
-    item_at = parse_timestamp(item.summary.latest_at)
-    if brief_at is not None and item_at is not None:
-        return item_at <= brief_at
+    if brief.covered_latest_at is not None and item.summary.latest_at is not None:
+        # Millisecond compare; an unparseable date is NaN, and NaN compares false.
+        return parse_utc_timestamp(item.summary.latest_at) <= parse_utc_timestamp(brief.covered_latest_at)
     return False
 
 

@@ -11,15 +11,12 @@ metadata), because token estimates and hashes are taken over the result.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from typing import Any
-from zoneinfo import ZoneInfo, available_timezones
 
 from ctxview.assembly.tokens import estimate_tokens
+from ctxview.jsdate import format_for_attribute, parse_utc_timestamp
 from ctxview.jsjson import js_parse, js_string, js_stringify, js_trim
 from ctxview.model import FocusBriefRow, MessageRow, PartRow, SummaryRow
 
@@ -563,88 +560,6 @@ def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMes
     )
 
 
-# --- timestamps and dates (§1, §3) ----------------------------------------------------------
-
-_ZONE_SUFFIX = re.compile(r"(?:[zZ]|[+-]\d{2}:\d{2})$")
-_ISO = re.compile(
-    r"^(?P<y>[+-]\d{6}|\d{4})(?:-(?P<mo>\d{2})(?:-(?P<d>\d{2}))?)?"
-    r"(?:[Tt](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<f>\d+))?)?)?"
-    r"(?P<z>[Zz]|[+-]\d{2}:?\d{2})?$"
-)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def parse_timestamp(value: Any) -> int | None:
-    """§1 timestamp rule → epoch milliseconds, or None when JS would get an invalid date."""
-    if not isinstance(value, str):
-        return None
-    s = js_trim(value)
-    if not _ZONE_SUFFIX.search(s):
-        s = (s if "T" in s else s.replace(" ", "T", 1)) + "Z"
-    m = _ISO.match(s)
-    if m is None:
-        return None
-    year = int(m["y"])
-    month = int(m["mo"] or 1)
-    day = int(m["d"] or 1)
-    hour = int(m["h"] or 0)
-    minute = int(m["mi"] or 0)
-    second = int(m["s"] or 0)
-    millis = int((m["f"] or "0")[:3].ljust(3, "0"))
-    if not (1 <= month <= 12 and 1 <= day <= 31 and minute < 60 and second < 60):
-        return None
-    if hour > 24 or (hour == 24 and (minute or second or millis)):
-        return None
-    try:
-        base = datetime(year, month, 1, tzinfo=UTC)
-    except ValueError:
-        return None
-    moment = base + timedelta(days=day - 1, hours=hour, minutes=minute, seconds=second, milliseconds=millis)
-    zone = m["z"]
-    if zone and zone not in ("Z", "z"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
-
-
-@lru_cache(maxsize=64)
-def resolve_zone(name: str) -> ZoneInfo | None:
-    """The IANA zone ``Intl.DateTimeFormat`` would accept (case-insensitive), or None."""
-    if not isinstance(name, str) or not name:
-        return None
-    zones = _zone_names()
-    key = zones.get(name.lower())
-    if key is None:
-        return None
-    try:
-        return ZoneInfo(key)
-    except (ValueError, OSError):
-        return None
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> dict[str, str]:
-    names = {z.lower(): z for z in available_timezones()}
-    names.setdefault("utc", "UTC")
-    return names
-
-
-def _iso_utc(ms: int) -> str:
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
-
-
-def format_date(ms: int, timezone: str | None) -> str:
-    """§3 ``D(date)``: local wall time in the zone, or the ISO-UTC fallback for an invalid zone."""
-    zone = resolve_zone("UTC" if timezone is None else timezone)
-    if zone is None:
-        return _iso_utc(ms)
-    local = (_EPOCH + timedelta(milliseconds=ms)).astimezone(zone)
-    return f"{local.year}-{local:%m-%dT%H:%M:%S}"
-
-
 # --- §3 summary XML ------------------------------------------------------------------------
 
 
@@ -667,8 +582,10 @@ def descendant_count(value: Any) -> int:
     return math.floor(value) if value >= 0 else 0
 
 
-def render_summary(summary: SummaryRow, timezone: str) -> str:
-    """§3: the ``<summary …>`` XML the model sees for a summary item."""
+def render_summary(summary: SummaryRow, timezone: str | None) -> str:
+    """§3: the ``<summary …>`` XML the model sees for a summary item.
+
+    Raises JSRangeError when a stored date is not NULL but JavaScript cannot parse it."""
     attrs = [
         f'id="{escape_attr(summary.summary_id)}"',
         f'kind="{escape_attr(js_string(summary.kind))}"',
@@ -676,12 +593,12 @@ def render_summary(summary: SummaryRow, timezone: str) -> str:
         f'descendant_count="{descendant_count(summary.descendant_count)}"',
         'trust="untrusted"',
     ]
-    earliest = parse_timestamp(summary.earliest_at)
-    if earliest is not None:
-        attrs.append(f'earliest_at="{format_date(earliest, timezone)}"')
-    latest = parse_timestamp(summary.latest_at)
-    if latest is not None:
-        attrs.append(f'latest_at="{format_date(latest, timezone)}"')
+    # A NULL column omits its attribute; any other value becomes a JS Date, and an
+    # unparseable one makes the whole render raise (JSRangeError), as in the reference.
+    if summary.earliest_at is not None:
+        attrs.append(f'earliest_at="{format_for_attribute(parse_utc_timestamp(summary.earliest_at), timezone)}"')
+    if summary.latest_at is not None:
+        attrs.append(f'latest_at="{format_for_attribute(parse_utc_timestamp(summary.latest_at), timezone)}"')
     lines = [f"<summary {' '.join(attrs)}>"]
     if summary.kind == "condensed" and summary.parent_ids:
         lines.append("  <parents>")
@@ -692,19 +609,21 @@ def render_summary(summary: SummaryRow, timezone: str) -> str:
     return "\n".join(lines)
 
 
-def render_focus_brief(brief: FocusBriefRow, timezone: str) -> str:
-    """§10.1: the ``<focus_brief …>`` XML (content is not escaped)."""
-    created = parse_timestamp(brief.created_at)
+def render_focus_brief(brief: FocusBriefRow, timezone: str | None) -> str:
+    """§10.1: the ``<focus_brief …>`` XML (content is not escaped).
+
+    A NULL ``created_at`` is the epoch; an unparseable date raises JSRangeError."""
+    created = 0.0 if brief.created_at is None else parse_utc_timestamp(brief.created_at)
     attrs = [
         f'id="{escape_attr(brief.brief_id)}"',
         f'prompt="{escape_attr(js_string(brief.prompt))}"',
         f'token_count="{js_string(brief.token_count)}"',
         f'target_tokens="{js_string(brief.target_tokens)}"',
-        f'created_at="{format_date(created if created is not None else 0, timezone)}"',
+        f'created_at="{format_for_attribute(created, timezone)}"',
     ]
-    covered_at = parse_timestamp(brief.covered_latest_at)
-    if covered_at is not None:
-        attrs.append(f'covered_latest_at="{format_date(covered_at, timezone)}"')
+    if brief.covered_latest_at is not None:
+        covered_at = parse_utc_timestamp(brief.covered_latest_at)
+        attrs.append(f'covered_latest_at="{format_for_attribute(covered_at, timezone)}"')
     if brief.covered_message_seq is not None:
         attrs.append(f'covered_message_seq="{js_string(brief.covered_message_seq)}"')
     lines = [f"<focus_brief {' '.join(attrs)}>", "  <content>", brief.content, "  </content>", "</focus_brief>"]

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from ctxview.assembly.assembler import assemble_context
-from ctxview.assembly.resolve import resolve_session
+from ctxview.assembly.focus import is_covered
+from ctxview.assembly.resolve import ResolvedItem, resolve_session
 from ctxview.assembly.stubs import format_en_us, stub_text
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.jsjson import js_stringify
+from ctxview.model import FocusBriefRow, SummaryRow
 from tests.lcmdb import LcmDbWriter, assemble, block_part, load_session
 
 BRIEF_XML = (
@@ -198,3 +200,21 @@ def test_stubs_replace_evictable_externalized_results(stub_db: Path) -> None:
     # never stubbed: rows without large_content, a degraded legacy row, a non-file id, the fresh tail
     for ordinal in (5, 9, 11, 12, 13):
         assert next(d for d in stubbed.decisions if d.ordinal == ordinal).outcome != "stubbed"
+
+
+@pytest.mark.parametrize(
+    ("latest_at", "covered_latest_at", "covered"),
+    [
+        ("2026-01-05T00:00:00.000Z", "2026-01-05 00:00:00", True),  # equal instants, two spellings
+        ("2026-01-05T05:30:00+05:30", "2026-01-05 00:00:00", True),
+        ("2026-01-05T00:00:00.001Z", "2026-01-05 00:00:00", False),  # the compare is to the millisecond
+        ("not a date", "2026-01-05 00:00:00", False),  # NaN compares false
+        ("2026-01-01T00:00:00.000Z", "2025-03-30T01:30:00+0200", False),
+        ("2026-01-01T00:00:00.000Z", None, False),
+        (None, "2026-01-05 00:00:00", False),
+    ],
+)
+def test_focus_coverage_compares_js_dates(latest_at: str | None, covered_latest_at: str | None, covered: bool) -> None:
+    item = ResolvedItem(0, {}, 1, False, "s", summary=SummaryRow("s", "leaf", 0, "s", latest_at=latest_at))
+    brief = FocusBriefRow("fb", "p", "body", "active", covered_latest_at=covered_latest_at)
+    assert is_covered(item, brief) is covered

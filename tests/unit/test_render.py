@@ -11,13 +11,12 @@ from ctxview.assembly.render import (
     content_from_parts,
     decode_metadata,
     decode_stored,
-    format_date,
-    parse_timestamp,
     pick_model_identity,
     render_focus_brief,
     render_message,
     render_summary,
 )
+from ctxview.jsdate import JSRangeError
 from ctxview.jsjson import js_stringify
 from ctxview.model import FocusBriefRow, MessageRow, PartRow, SummaryRow
 from tests.lcmdb import block_part, text_part
@@ -485,25 +484,68 @@ def test_floats_in_stored_json_print_the_js_way() -> None:
         (" 2025-04-19 16:14:05 ", "2025-04-19T16:14:05.000Z"),
     ],
 )
-def test_timestamp_rule(text: str, iso: str) -> None:
-    ms = parse_timestamp(text)
-    assert ms is not None
-    assert format_date(ms, "not/a-zone") == iso
+def test_timestamp_rule_in_an_invalid_zone(text: str, iso: str) -> None:
+    # an invalid zone prints the ISO-UTC form: the parsed instant, to the millisecond
+    xml = render_summary(SummaryRow("s", "leaf", 0, "c", latest_at=text), "not/a-zone")
+    assert f' latest_at="{iso}">' in xml
 
 
-def test_unparseable_timestamps() -> None:
-    assert parse_timestamp("yesterday") is None
-    assert parse_timestamp(None) is None
+def _summary_dates(earliest_at: str | None, timezone: str | None = "UTC") -> str:
+    xml = render_summary(
+        SummaryRow("s", "leaf", 0, "c", earliest_at=earliest_at, latest_at="2025-04-27T10:05:00.000Z"), timezone
+    )
+    return xml.split("\n", 1)[0].removeprefix('<summary id="s" kind="leaf" depth="0" descendant_count="0" ')
 
 
-def test_dates_in_zone_and_midnight() -> None:
-    ms = parse_timestamp("2026-01-01 00:00:05")
-    assert ms is not None
-    assert format_date(ms, "UTC") == "2026-01-01T00:00:05"
-    assert format_date(ms, "utc") == "2026-01-01T00:00:05"  # Intl accepts any case
-    assert format_date(ms, "Asia/Kolkata") == "2026-01-01T05:30:05"
-    assert format_date(ms, "America/Los_Angeles") == "2025-12-31T16:00:05"
-    assert format_date(ms, "") == "2026-01-01T00:00:05.000Z"
+def test_summary_dates_in_zone_and_midnight() -> None:
+    assert _summary_dates("2026-01-01 00:00:05") == (
+        'trust="untrusted" earliest_at="2026-01-01T00:00:05" latest_at="2025-04-27T10:05:00">'
+    )
+    assert 'earliest_at="2026-01-01T00:00:05"' in _summary_dates("2026-01-01 00:00:05", "utc")  # any case
+    assert 'earliest_at="2026-01-01T05:30:05"' in _summary_dates("2026-01-01 00:00:05", "Asia/Kolkata")
+    assert 'earliest_at="2025-12-31T16:00:05"' in _summary_dates("2026-01-01 00:00:05", "America/Los_Angeles")
+    assert 'earliest_at="2026-01-01T00:00:05"' in _summary_dates("2026-01-01 00:00:05", None)  # no zone: UTC
+
+
+def test_summary_dates_in_a_utc_offset_zone() -> None:
+    # parity case 300: Intl accepts UTC-offset identifiers
+    assert _summary_dates("2025-04-27T10:00:00.000Z", "+05:30") == (
+        'trust="untrusted" earliest_at="2025-04-27T15:30:00" latest_at="2025-04-27T15:35:00">'
+    )
+    assert 'earliest_at="2025-04-27T04:30:00"' in _summary_dates("2025-04-27T10:00:00.000Z", "\u221205:30")
+
+
+def test_summary_dates_in_the_empty_zone() -> None:
+    # parity case 308: "" is not a zone Intl accepts, so both dates print as toISOString()
+    assert _summary_dates("2025-04-27T10:00:00.000Z", "") == (
+        'trust="untrusted" earliest_at="2025-04-27T10:00:00.000Z" latest_at="2025-04-27T10:05:00.000Z">'
+    )
+
+
+def test_summary_with_an_extended_year() -> None:
+    # parity cases 311/358: year 10000 prints without padding or sign
+    assert _summary_dates("+010000-01-01T00:00:00.000Z") == (
+        'trust="untrusted" earliest_at="10000-01-01T00:00:00" latest_at="2025-04-27T10:05:00">'
+    )
+    assert 'earliest_at="+010000-01-01T00:00:00.000Z"' in _summary_dates("+010000-01-01T00:00:00.000Z", "")
+
+
+@pytest.mark.parametrize("stored", ["not a date", "2025-03-30T01:30:00+0200", "", "2025-02-30T25:00:00Z"])
+def test_unparseable_summary_date_raises(stored: str) -> None:
+    # parity cases 309/310/320/347: JS throws RangeError, which ends the assembly (engine fallback)
+    for timezone in ("UTC", "", "+05:30"):
+        with pytest.raises(JSRangeError) as caught:
+            render_summary(SummaryRow("s", "leaf", 0, "c", earliest_at=stored), timezone)
+        assert str(caught.value) == "Invalid time value"
+    with pytest.raises(JSRangeError):
+        render_summary(SummaryRow("s", "leaf", 0, "c", latest_at=stored), "UTC")
+
+
+def test_null_summary_dates_omit_their_attributes() -> None:
+    xml = render_summary(SummaryRow("s", "leaf", 0, "c", earliest_at=None, latest_at="2026-01-01T00:00:00Z"), "UTC")
+    assert xml.startswith(
+        '<summary id="s" kind="leaf" depth="0" descendant_count="0" trust="untrusted" latest_at="2026-01-01T00:00:00">'
+    )
 
 
 G2_SUM_A = (
@@ -564,3 +606,20 @@ def test_focus_brief_xml() -> None:
         'created_at="1970-01-01T00:00:00" covered_latest_at="2026-01-02T03:04:05" covered_message_seq="7">\n'
         "  <content>\nBrief & <raw> content\n  </content>\n</focus_brief>"
     )
+
+
+def test_focus_brief_dates() -> None:
+    def brief(**dates: str | None) -> FocusBriefRow:
+        return FocusBriefRow("fb", "p", "body", "active", token_count=1, target_tokens=2, **dates)  # type: ignore[arg-type]
+
+    head = '<focus_brief id="fb" prompt="p" token_count="1" target_tokens="2" '
+    assert render_focus_brief(brief(created_at="2025-04-27 10:00:00"), "+05:30").startswith(
+        head + 'created_at="2025-04-27T15:30:00">'
+    )
+    assert render_focus_brief(brief(created_at=None, covered_latest_at="2025-04-27T10:00:00Z"), "").startswith(
+        head + 'created_at="1970-01-01T00:00:00.000Z" covered_latest_at="2025-04-27T10:00:00.000Z">'
+    )
+    with pytest.raises(JSRangeError):
+        render_focus_brief(brief(created_at="not a date"), "UTC")
+    with pytest.raises(JSRangeError):
+        render_focus_brief(brief(created_at=None, covered_latest_at="2025-03-30T01:30:00+0200"), "UTC")
