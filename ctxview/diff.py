@@ -17,7 +17,7 @@ from ctxview.assembly.tokens import serialized_message_tokens
 from ctxview.errors import InputError
 from ctxview.export import messages_sha256
 from ctxview.jsjson import collapse_js_whitespace, js_parse, js_stringify, js_trim
-from ctxview.model import Trace
+from ctxview.model import Trace, count_text
 
 # message families: lists of one family can be compared message by message
 NATIVE, OPENAI, ANTHROPIC, UNKNOWN = "native", "openai", "anthropic", "unknown"
@@ -51,7 +51,7 @@ class DiffSide:
     items: dict[str, ItemView] | None = None  # None: the side carries no decisions
 
     def describe(self) -> str:
-        parts = [f"{self.kind}", f"{len(self.messages):,} messages"]
+        parts = [f"{self.kind}", count_text(len(self.messages), "message")]
         if self.tokens is not None:
             parts.append(f"{self.tokens:,} tokens")
         if self.token_budget is not None:

@@ -28,7 +28,7 @@ from ctxview.errors import InputError
 from ctxview.export_formats import FORMAT_DESCRIPTIONS, FORMAT_SUFFIXES, FORMATS
 from ctxview.files import rename_no_clobber
 from ctxview.jsjson import JSNumber, escape_lone_surrogates, is_blank, js_parse, js_stringify, js_trim_end, to_plain
-from ctxview.model import Decision, Params, Trace
+from ctxview.model import Decision, Params, Trace, count_text
 
 EXPORT_VERSION = 1
 
@@ -748,7 +748,8 @@ def to_markdown(trace: Trace) -> str:
         "",
         "## Token totals",
         "",
-        f"- final (serialized estimate of the messages): {s.final_tokens:,} tokens in {len(trace.messages):,} messages",
+        f"- final (serialized estimate of the messages): {s.final_tokens:,} tokens in "
+        f"{count_text(len(trace.messages), 'message')}",
         f"- assembler (item estimates of the kept items): {s.assembler_tokens:,} tokens",
         f"- fresh tail: {s.tail_tokens:,} tokens; kept evictable: {s.kept_evictable_tokens:,} of "
         f"{s.evictable_total_tokens:,}; remaining budget: {s.remaining_budget:,}",

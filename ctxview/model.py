@@ -228,6 +228,11 @@ def describe_key(key: str) -> str:
     return key
 
 
+def count_text(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 message``, ``12,018 messages``: thousands separators and the right number."""
+    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
+
+
 def outcome_text(outcome: str) -> str:
     """An outcome as people read it: ``fresh-tail`` → ``fresh tail``."""
     return outcome.replace("-", " ")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxview.jsjson import js_stringify
-from ctxview.model import Decision, Trace, describe_key, format_score, outcome_text
+from ctxview.model import Decision, Trace, count_text, describe_key, format_score, outcome_text
 
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "focus", "live": "live"}
 
@@ -32,6 +32,11 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
         "freshTailOrdinal": debug.get("freshTailOrdinal", trace.summary.fresh_tail_ordinal),
         "keptOrdinals": trace.kept_ordinals,
         "stages": stages,
+        "engineRules": {
+            "line": trace.summary.engine_line,
+            "release": trace.summary.engine_release,
+            "why": trace.summary.engine_rules_why,
+        },
         "trace": {
             "contextOrdinals": trace.context_ordinals,
             "unresolvedOrdinals": trace.unresolved_ordinals,
@@ -44,6 +49,20 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
         },
         "warnings": trace.warnings,
     }
+
+
+def rules_text(trace: Trace) -> str:
+    """Which engine line's rules ran, and why: the first thing to know about any result."""
+    s = trace.summary
+    return f"lossless-claw {s.engine_line} rules ({s.engine_release}): {s.engine_rules_why}"
+
+
+def fallback_text(trace: Trace) -> str:
+    """Why the engine sent the live transcript, in words, with its own reason name."""
+    s = trace.summary
+    reason = s.engine_outcome.removeprefix("live-fallback:")
+    why = s.fallback_why or reason
+    return why if why == reason else f"{why} ({reason})"
 
 
 def dumps(value: Any) -> str:
@@ -95,6 +114,7 @@ def _live_json(d: Decision) -> dict[str, Any]:
 def _summary_json(trace: Trace) -> dict[str, Any]:
     s = trace.summary
     return {
+        "fallbackWhy": s.fallback_why,
         "selectionMode": s.selection_mode,
         "freshTailOrdinal": s.fresh_tail_ordinal,
         "tokenBudget": s.token_budget,
@@ -130,7 +150,15 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
     """A fixed-width per-item table with a header that states the run."""
     s = trace.summary
     p = trace.params
-    lines = [
+    lines = []
+    if s.engine_outcome.startswith("live-fallback"):
+        lines.append(
+            f"FALLBACK: the engine would not send the assembled context below: {fallback_text(trace)}. "
+            f"It sends the live transcript instead ({count_text(len(trace.messages), 'message')}, "
+            f"{count_text(s.final_tokens, 'token')})."
+        )
+    lines += [
+        f"{rules_text(trace)}",
         f"conversation {trace.conversation_id}  mode {s.selection_mode}  budget {s.token_budget:,}"
         + (f" (−{s.reserved_tokens:,} reserved = {s.effective_budget:,})" if s.reserved_tokens else "")
         + f"  fresh tail from ordinal {s.fresh_tail_ordinal if s.fresh_tail_ordinal is not None else '—'}"
@@ -139,7 +167,8 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
         + f"  prompt-aware {'on' if p.prompt_aware_eviction else 'off'}"
         + f"  engine {'on' if p.engine else 'off'}",
         f"assembler {s.assembler_tokens:,} tokens (kept evictable {s.kept_evictable_tokens:,} of "
-        f"{s.evictable_total_tokens:,}); final {s.final_tokens:,} serialized tokens in {len(trace.messages)} messages"
+        f"{s.evictable_total_tokens:,}); final {s.final_tokens:,} serialized tokens in "
+        f"{count_text(len(trace.messages), 'message')}"
         + (f"; live appended {s.live_appended_tokens:,}" if s.live_appended_tokens else "")
         + ("; CLAMPED" if s.clamped else "")
         + ("; OVER BUDGET" if s.over_budget else ""),

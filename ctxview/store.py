@@ -35,6 +35,7 @@ from ctxview.model import (
     PartRow,
     Session,
     SummaryRow,
+    count_text,
 )
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -89,10 +90,6 @@ def _int(value: Any) -> int | None:
 def _number(value: Any) -> Any:
     """A numeric column passed on raw (the renderer applies JS rules to it); a BLOB is read as its text."""
     return _decode_text(value) if isinstance(value, bytes) else value
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _text(value: Any) -> str | None:
@@ -405,7 +402,7 @@ class LcmStore:
             if o is not None
         ]
         if len(items) < len(rows):
-            skipped = _plural(len(rows) - len(items), "context item")
+            skipped = count_text(len(rows) - len(items), "context item")
             warnings.append(f"{skipped} without a whole-number ordinal skipped")
         messages = self._load_messages(cid, warnings)
         summaries = self._load_summaries(cid)
@@ -489,7 +486,7 @@ class LcmStore:
                 tuple(parts.get(raw_mid, ())),
             )
         if unreadable:
-            warnings.append(f"{_plural(unreadable, 'message')} without a whole-number id or seq skipped")
+            warnings.append(f"{count_text(unreadable, 'message')} without a whole-number id or seq skipped")
         return messages
 
     def _load_summaries(self, cid: int) -> dict[str, SummaryRow]:
