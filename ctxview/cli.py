@@ -269,6 +269,8 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     trace = SessionAssembler(session).run(params)
     if args.format not in ("trace", "table", "json"):
         print_notes(session.warnings)  # the table and JSON carry them; an export does not
+    if args.format not in ("trace", "table"):
+        print_notes(trace.notes)  # what ctxview assumed or cannot reproduce: on stderr, the data stays clean
     if args.format in ("trace", "table"):
         from ctxview.report import trace_table
 

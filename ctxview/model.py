@@ -344,7 +344,8 @@ class Trace:
     unresolved_ordinals: list[int]
     context_ordinals: list[int]
     stages: dict[str, Any]  # parity-shaped stage records (assembler, volatileAppend, serializedClamp, …)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the engine's log lines and what the store noticed
+    notes: list[str] = field(default_factory=list)  # ctxview's own words: what it assumed or cannot reproduce
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     protected_pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (call key, result key, why)
     # builds stages["assembler"]["debug"] (§8: it hashes every kept message, so only exports pay for it)

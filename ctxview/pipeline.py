@@ -200,7 +200,7 @@ class SessionAssembler:
         trace.summary.engine_release = rules.release
         trace.summary.engine_rules_why = rules_why
         if assembler_error is not None:
-            trace.warnings.append(_unresolvable_note(self.session, params.timezone, assembler_error))
+            trace.notes.append(_unresolvable_note(self.session, params.timezone, assembler_error))
             if engine is None:  # no engine step to fall back: nothing could be assembled
                 trace.summary.engine_outcome = f"assemble-error:{assembler_error.js_text}"
         return trace
@@ -324,6 +324,7 @@ def build_trace(
         context_ordinals=list(asm.context_ordinals),
         stages=stages,
         warnings=[*session.warnings, *warnings],
+        notes=list(engine.notes) if engine is not None else [],
         timings=timings,
         protected_pairs=protected_pairs,
         assembler_debug=lambda: asm.debug,

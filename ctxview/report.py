@@ -48,6 +48,7 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
             "summary": _summary_json(trace),
         },
         "warnings": trace.warnings,
+        "notes": trace.notes,
     }
 
 
@@ -175,6 +176,8 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
     ]
     if s.low_confidence:
         lines.append("note: the prompt matches no item (every score is 0); selection is effectively by recency")
+    for note in trace.notes:
+        lines.append(f"note: {note}")
     for warning in trace.warnings:
         lines.append(f"warning: {warning}")
     header = f"{'item':>6}  {'kind':<13} {'tokens':>7} {'score':>8}  {'segment':<10} {'outcome':<21} reason"

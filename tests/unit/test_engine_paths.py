@@ -87,7 +87,7 @@ def test_pending_compaction_near_the_budget_degrades_to_the_live_window(tmp_path
     assert near.summary.final_tokens == sum(serialized_message_tokens(m) for m in near.messages)
     over = run(path, token_budget=80, live_messages=tuple(live))  # 90 > 80: the engine would compact first
     assert over.summary.engine_outcome == "live-fallback:degraded:emergency-debt-exhausted"
-    assert any("compaction" in w for w in over.warnings)
+    assert over.notes and "compaction" in over.notes[0]
     roomy = run(path, token_budget=1000, live_messages=tuple(live))
     assert roomy.summary.engine_outcome != "live-fallback:degraded:near-budget"
 
@@ -146,4 +146,4 @@ def test_a_summary_date_javascript_cannot_read_makes_the_engine_fall_back(tmp_pa
     trace = run(path, live_messages=live)
     assert trace.summary.engine_outcome == "live-fallback:assemble-error:RangeError: Invalid time value"
     assert trace.messages == [user("what changed?")]
-    assert any("sum_bad" in w and "not a date" in w for w in trace.warnings)
+    assert any("sum_bad" in note and "not a date" in note for note in trace.notes)
