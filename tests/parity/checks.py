@@ -28,9 +28,9 @@ ASSEMBLER_FIELDS = (
 )
 FINAL_FIELDS = ("messages", "estimatedTokens", "engineOutcome")
 
-# engine stages recorded beside the final result; the clamp's serializedTokens is the final
-# estimatedTokens, which the final stage already compares
-STAGE_RECORDS = ("promptRecall", "volatileAppend", "serializedClamp")
+# engine stages recorded beside the final result (fallbackClamp: the 1.0 line's clamp of a live
+# fallback); the clamp's serializedTokens is the final estimatedTokens, which the final stage compares
+STAGE_RECORDS = ("promptRecall", "volatileAppend", "serializedClamp", "fallbackClamp")
 DUPLICATES_OF_FINAL = {("serializedClamp", "serializedTokens")}
 
 NUMERIC_DEBUG = (
@@ -148,7 +148,7 @@ def stage_records_difference(expected: dict[str, Any], actual: dict[str, Any]) -
 
     An older case file may lack a record or some fields (nothing to compare
     there); a null record means the reference never ran that step, so ours must
-    be null too.  The volatile step's output list is compared when it is not the
+    be null or absent too.  The volatile step's output list is compared when it is not the
     final list (that one the final stage compares), whichever way each side
     writes it.
     """
@@ -157,6 +157,8 @@ def stage_records_difference(expected: dict[str, Any], actual: dict[str, Any]) -
         if want == MISSING:
             continue
         got = dig(actual, f"stages.{stage}")
+        if want is None and got == MISSING:
+            continue  # a step that never ran: no record either way
         if want is None or not isinstance(got, dict):
             if canon(want) != canon(got):
                 return first_difference(want, got, f"stages.{stage}")

@@ -9,7 +9,8 @@ checker compares it, one test per case and check:
   reference took its normal path: in a fallback its assembler result was not used);
 * ``final``: ``messages``, ``estimatedTokens``, ``engineOutcome``;
 * ``stage-records``: the ``promptRecall``/``volatileAppend``/``serializedClamp``
-  records, where they say more than the final stage;
+  (and, in 1.0 files, ``fallbackClamp``) records, where they say more than the
+  final stage;
 * ``assembler-trace``: the assembler's stats, numeric debug fields and
   per-item trace (tokens, segment, selection, score, ...), normal path only;
 * ``decisions``: ctxview's own per-item and per-live-input decisions agree
