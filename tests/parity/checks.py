@@ -231,7 +231,12 @@ def assembler_trace_difference(expected: dict[str, Any], actual: dict[str, Any])
 
 
 def decisions_difference(actual: dict[str, Any], live_messages: list[Any] | None) -> str:
-    """The per-item and per-live-input decisions agree with the messages and the volatile record."""
+    """The per-item and per-live-input decisions agree with the messages and the volatile record.
+
+    Live inputs can be appended by more than the volatile step (a fork-bounded
+    conversation appends its live suffix), so appended inputs are not counted
+    against ``volatileAppend.appendedMessages``; evictions happen only there.
+    """
     messages = actual["messages"]
     items = actual["trace"]["items"]
     live = actual["trace"]["liveInputs"]
@@ -246,13 +251,8 @@ def decisions_difference(actual: dict[str, Any], live_messages: list[Any] | None
         if d["outcome"] == "covered" and d["coveredBy"] is None:
             return f"trace.liveInputs[{d['liveIndex']}]: covered by nothing"
     record = actual["stages"].get("volatileAppend")
-    if record is None:
+    if record is None:  # no volatile step (a live fallback): its eviction counts do not apply
         return ""
-    appended = sum(1 for d in live if d["outcome"] in ("appended", "live-dropped"))
-    if appended != record["appendedMessages"]:
-        return (
-            f"{appended} live inputs appended or dropped, volatileAppend.appendedMessages {record['appendedMessages']}"
-        )
     evicted = [d for d in items if d["outcome"] == "evicted-for-live"]
     if len(evicted) != record["evictedMessages"]:
         return (
