@@ -404,7 +404,10 @@ def _assemble(
         fresh_tail_ordinal=tail.start,
         protection_hashes=protection,
         decisions=decisions,
-        unresolved_ordinals=[row.ordinal for row in static.unresolved_rows],
+        # rows that became no item: unresolvable ones, and summaries a focus brief replaced (§10.1)
+        unresolved_ordinals=sorted(
+            [*(row.ordinal for row in static.unresolved_rows), *(item.ordinal for item in static.overlay.covered)]
+        ),
         context_ordinals=list(static.context_ordinals),
         selection_mode=selection.mode,
         tail_tokens=tail_tokens,

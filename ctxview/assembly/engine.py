@@ -897,7 +897,7 @@ class _Fallbacks:
         result = self._result(
             reason, fallback_why(reason), clamp.messages, clamp.final_indexes, clamp.tokens, (len(safe), clamp)
         )
-        result.stages["serializedClamp"] = clamp.stage(self.budget, self.host_separate)
+        result.stages["fallbackClamp"] = clamp.stage(self.budget, self.host_separate)
         return result
 
     def degraded(self, decision: DegradeDecision) -> EngineResult:
