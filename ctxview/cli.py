@@ -34,7 +34,8 @@ DEFAULTS_HELP = (
     "Defaults follow the reference engine: budget 128000, fresh-tail count 64, no fresh-tail token cap, "
     "prompt-aware eviction off, engine step (live inputs, serialized clamp) on. With --no-engine the bare "
     "assembler's defaults apply instead: fresh-tail count 8 and prompt-aware eviction on. "
-    "--params FILE reads a parity params.json; flags given on the command line override it."
+    "--params FILE reads a parity params.json (a value outside the usual ranges is read as the engine reads it, "
+    "with a note on stderr); flags given on the command line override it."
 )
 
 
@@ -178,14 +179,22 @@ def _subcommand_parser(name: str) -> argparse.ArgumentParser:
 
 
 def resolve_params(args: argparse.Namespace) -> tuple[Params, int | None]:
-    """Defaults < --params file < flags; also returns the conversation id to open."""
+    """Defaults < --params file < flags; also returns the conversation id to open.
+
+    What the engine makes of odd values in --params and --live files is said on stderr.
+    """
+    params, conversation, notes = resolve_params_with_notes(args)
+    print_notes(notes)
+    return params, conversation
+
+
+def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | None, list[str]]:
+    """``resolve_params`` without printing: the notes come back as ``"<file>: <what the engine does>"``."""
     from ctxview.params_io import build_params, default_params, read_params_file
 
+    notes: list[str] = []
     params = default_params(engine=not args.no_engine)
     conversation: int | None = None
-    if args.params:
-        fields, conversation = read_params_file(args.params)
-        params = build_params(params, fields, source=args.params, from_file=True)
     overrides: dict[str, Any] = {
         "token_budget": args.budget,
         "prompt": args.prompt,
@@ -200,21 +209,30 @@ def resolve_params(args: argparse.Namespace) -> tuple[Params, int | None]:
         "citations_path": args.citations,
         "stub_threshold": args.stub_threshold,
     }
+    if args.params:
+        fields, conversation = read_params_file(args.params)
+        # a value a flag replaces is not read, so it earns no note
+        flagged = {name for name, value in overrides.items() if value is not None}
+        if args.live:
+            flagged.add("live_messages")
+        fields = {name: value for name, value in fields.items() if name not in flagged}
+        params = build_params(params, fields, source=args.params, from_file=True, notes=notes)
     params = build_params(params, overrides)
     if args.live:
         from ctxview.livefile import load_live_messages
 
-        params = build_params(params, {"live_messages": list(load_live_messages(args.live))}, source=args.live)
+        live = load_live_messages(args.live, notes)
+        params = build_params(params, {"live_messages": live}, source=args.live)
     if args.conversation is not None:
         conversation = args.conversation
-    return params, conversation
+    return params, conversation, notes
 
 
 # --- commands ----------------------------------------------------------------------------
 
 
 def print_notes(warnings: Sequence[str]) -> None:
-    """Say what the store noticed (e.g. opened immutable) on stderr, keeping stdout the data."""
+    """Say what the store or the params reading noticed on stderr, keeping stdout the data."""
     for warning in warnings:
         print(f"ctxview: note: {warning}", file=sys.stderr)
 

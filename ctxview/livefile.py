@@ -5,6 +5,11 @@ the parity cases), or an OpenClaw session transcript (``.jsonl``: one JSON
 entry per line, where message entries are ``{"type": "message", "message":
 {...}}`` or bare message objects).  Key order inside messages is kept, because
 the engine compares live and stored messages by their serialized JSON.
+
+A JSON array is taken whole, as the engine would take it: entries that are not
+message objects (null, strings, objects without a role) go to the engine step
+unchanged, and a note names them.  A file that is not such an array, and a
+transcript line that cannot be read, are one-line errors.
 """
 
 from __future__ import annotations
@@ -14,12 +19,16 @@ from typing import Any
 
 from ctxview.errors import InputError
 from ctxview.jsjson import js_parse, js_trim
+from ctxview.params_io import describe, odd_live_entry_notes
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
-def load_live_messages(path: str | Path) -> list[dict[str, Any]]:
-    """Read live messages from a JSON array file or a ``.jsonl`` session transcript."""
+def load_live_messages(path: str | Path, notes: list[str] | None = None) -> list[Any]:
+    """Read live messages from a JSON array file or a ``.jsonl`` session transcript.
+
+    Notes about entries that are not messages go to ``notes`` (when given) as ``"<file>: …"``.
+    """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -41,18 +50,15 @@ def load_live_messages(path: str | Path) -> list[dict[str, Any]]:
         raise InputError(
             f"Live-input file {file} is not valid JSON (expected an array of messages or a .jsonl transcript)."
         ) from None
-    return parse_message_array(value, str(file))
+    return parse_message_array(value, str(file), notes)
 
 
-def parse_message_array(value: Any, source: str = "live input") -> list[dict[str, Any]]:
-    """Validate a parsed JSON array of message objects."""
+def parse_message_array(value: Any, source: str = "live input", notes: list[str] | None = None) -> list[Any]:
+    """A parsed JSON array, every entry kept; notes name the entries that are not message objects."""
     if not isinstance(value, list):
-        raise InputError(f"{source} must hold a JSON array of message objects, not {_describe(value)}.")
-    for index, element in enumerate(value):
-        if not isinstance(element, dict) or not isinstance(element.get("role"), str):
-            raise InputError(
-                f"{source}: element {index} is {_describe(element)}, not a message object with a string role."
-            )
+        raise InputError(f"{source} must hold a JSON array of message objects, not {describe(value)}.")
+    if notes is not None:
+        notes.extend(f"{source}: {note}" for note in odd_live_entry_notes(value, "element {index}", "elements"))
     return list(value)
 
 
@@ -67,7 +73,7 @@ def parse_transcript(text: str, source: str = "transcript") -> list[dict[str, An
         except (ValueError, RecursionError):
             raise InputError(f"{source}: line {number} is not valid JSON.") from None
         if not isinstance(entry, dict):
-            raise InputError(f"{source}: line {number} is {_describe(entry)}, not a JSON object.")
+            raise InputError(f"{source}: line {number} is {describe(entry)}, not a JSON object.")
         if entry.get("type") == "message" and "message" in entry:
             message = entry["message"]
             if not isinstance(message, dict) or not isinstance(message.get("role"), str):
@@ -92,19 +98,3 @@ def _looks_like_jsonl(text: str) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(first, dict)
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object without a string role"
-    return "a number"

@@ -12,6 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "sample_sessions" / "demo.db"
 DEMO_LIVE = REPO / "sample_sessions" / "demo-live.json"
+PARITY_CASES = REPO.parent / "shared" / "parity" / "cases"
 
 
 def ctxview(*args: str) -> subprocess.CompletedProcess[str]:
@@ -97,8 +98,12 @@ def test_engine_and_bare_assembler_defaults_are_documented_and_applied() -> None
     ("args", "message"),
     [
         (["assemble", "missing.db"], "no such file"),
-        (["assemble", str(DEMO), "--budget", "-5"], "token budget"),
+        (["assemble", str(DEMO), "--budget", "-5"], "token budget must be at least 1 (got '-5')"),
+        (["assemble", str(DEMO), "--budget", "0"], "token budget must be at least 1 (got '0')"),
+        (["assemble", str(DEMO), "--budget", "abc"], "token budget must be a positive whole number, not 'abc'"),
         (["assemble", str(DEMO), "--budget", "lots"], "token budget"),
+        (["assemble", str(DEMO), "--timezone", ""], "timezone must be a non-empty string"),
+        (["assemble", str(DEMO), "--fresh-tail-max-tokens", "-1"], "fresh-tail max tokens must be a number ≥ 0"),
         (["assemble", str(DEMO), "--conversation", "99"], "99"),
         (["assemble", str(DEMO), "--live", str(REPO / "README.md")], "README.md"),
         (["assemble", str(DEMO), "--params", str(REPO / "nope.json")], "params file not found"),
@@ -115,6 +120,100 @@ def test_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
     assert lines[0].startswith("ctxview: error:")
     assert message in lines[0]
     assert "Traceback" not in out.stderr
+
+
+# --- params and live files outside the usual ranges: the engine's reading, and a note on stderr ------
+
+ODD_PARAMS_CASES = {
+    "307": "budget 0: the engine uses its default, 128,000",
+    "308": 'timezone "" is not a time zone: the engine writes summary dates in ISO UTC',
+    "322": "budget -5: the engine uses its default, 128,000",
+    "331": "freshTailMaxTokens -1: the engine sets no fresh-tail token cap",
+    "333": "liveMessages[0] has no string role: the engine gets it unchanged",
+    "334": "liveMessages[0] is null, not a message: the engine gets it unchanged",
+    "335": "liveMessages[0] is a string, not a message: the engine gets it unchanged",
+}
+
+
+def _canon(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("case", sorted(ODD_PARAMS_CASES))
+def test_odd_params_files_assemble_like_the_engine_with_a_note_on_stderr(case: str) -> None:
+    directory = PARITY_CASES / case
+    if not directory.is_dir():
+        pytest.skip(f"PARITY CASES MISSING: {directory} does not exist")
+    params = directory / "params.json"
+    out = ctxview("assemble", str(directory / "session.db"), "--params", str(params), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == f"ctxview: note: {params}: {ODD_PARAMS_CASES[case]}\n"
+    data = json.loads(out.stdout)  # stdout stays pure JSON
+    expected = json.loads((directory / "expected.json").read_text(encoding="utf-8"))
+    mine, theirs = data["stages"]["assembler"], expected["stages"]["assembler"]
+    assert _canon(mine["messages"]) == _canon(theirs["messages"])
+    assert mine["estimatedTokens"] == theirs["estimatedTokens"]
+    assert mine["input"]["tokenBudget"] == theirs["input"]["tokenBudget"]
+    for key in ("selectionMode", "freshTailOrdinal", "keptOrdinals"):
+        assert data[key] == expected[key], key
+
+
+def test_a_live_file_with_odd_entries_is_assembled_with_notes(tmp_path: Path) -> None:
+    live = tmp_path / "live.json"
+    live.write_text('[null, "hello", {"content": "x"}, {"role": "user", "content": "go", "timestamp": 1}]')
+    out = ctxview("assemble", str(DEMO), "--live", str(live), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [
+        f"ctxview: note: {live}: element 0 is null, not a message: the engine gets it unchanged",
+        f"ctxview: note: {live}: element 1 is a string, not a message: the engine gets it unchanged",
+        f"ctxview: note: {live}: element 2 has no string role: the engine gets it unchanged",
+    ]
+    data = json.loads(out.stdout)
+    assert [entry["liveIndex"] for entry in data["trace"]["liveInputs"]] == [0, 1, 2, 3]
+
+
+def test_a_params_file_the_engine_cannot_take_is_a_one_line_error(tmp_path: Path) -> None:
+    params = tmp_path / "params.json"
+    params.write_text('{"tokenBudget": 0, "liveMessages": {"role": "user", "content": "go"}}')
+    out = ctxview("assemble", str(DEMO), "--params", str(params))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == (
+        f"ctxview: error: {params}: liveMessages must be a JSON array of messages or null, not an object\n"
+    )
+
+
+def test_a_file_value_a_flag_replaces_earns_no_note(tmp_path: Path) -> None:
+    from ctxview.cli import _subcommand_parser, resolve_params_with_notes
+
+    params_file = tmp_path / "params.json"
+    params_file.write_text('{"tokenBudget": 0, "freshTailMaxTokens": -1, "liveMessages": [null]}')
+    live = tmp_path / "live.json"
+    live.write_text('[{"role": "user", "content": "go"}]')
+    parser = _subcommand_parser("assemble")
+    args = parser.parse_args([str(DEMO), "--params", str(params_file), "--budget", "5000", "--live", str(live)])
+    params, _conversation, notes = resolve_params_with_notes(args)
+    assert (params.token_budget, params.fresh_tail_max_tokens) == (5000, None)
+    assert params.live_messages == ({"role": "user", "content": "go"},)
+    assert notes == [f"{params_file}: freshTailMaxTokens -1: the engine sets no fresh-tail token cap"]
+
+
+def test_the_inspector_gets_the_resolved_params_and_the_notes_go_to_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import ctxview.tui
+    from ctxview.cli import main
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(ctxview.tui, "run_tui", lambda db, **kwargs: seen.update(kwargs) or 0)
+    params_file = tmp_path / "params.json"
+    params_file.write_text('{"tokenBudget": -5, "timezone": ""}')
+    assert main([str(DEMO), "--params", str(params_file)]) == 0
+    assert (seen["params"].token_budget, seen["params"].timezone) == (128_000, "")  # type: ignore[attr-defined]
+    assert capsys.readouterr().err.splitlines() == [
+        f"ctxview: note: {params_file}: budget -5: the engine uses its default, 128,000",
+        f'ctxview: note: {params_file}: timezone "" is not a time zone: the engine writes summary dates in ISO UTC',
+    ]
 
 
 def test_headless_commands_do_not_load_textual() -> None:

@@ -51,8 +51,7 @@ def test_jsonl_detected_without_the_suffix(tmp_path: Path) -> None:
         ("live.json", "{not json", "is not valid JSON"),
         ("live.json", '{"role": "user"}', "must hold a JSON array of message objects, not an object"),
         ("live.json", "null", "not null"),
-        ("live.json", '[{"role": "user"}, 3]', "element 1 is a number"),
-        ("live.json", '[{"role": 5}]', "element 0 is an object without a string role"),
+        ("live.json", '"hi"', "not a string"),
         ("live.jsonl", '{"role": "user"}\n{oops\n', "line 2 is not valid JSON"),
         ("live.jsonl", '{"role": "user"}\n[1]\n', "line 2 is an array, not a JSON object"),
         ("live.jsonl", '{"type": "message", "message": "hi"}\n', "line 1 is a message entry without a message object"),
@@ -65,6 +64,31 @@ def test_bad_inputs_raise_one_clear_sentence(tmp_path: Path, name: str, text: st
     message = str(info.value)
     assert fragment in message
     assert "\n" not in message
+
+
+def test_odd_entries_of_a_json_array_are_kept_and_named_in_notes(tmp_path: Path) -> None:
+    text = '[null, {"role": "user", "content": "go"}, "hello", {"content": "x"}, {"role": 5}, 3, []]'
+    path = write(tmp_path, "live.json", text)
+    notes: list[str] = []
+    messages = load_live_messages(path, notes)
+    assert messages == [None, {"role": "user", "content": "go"}, "hello", {"content": "x"}, {"role": 5}, 3, []]
+    assert notes == [
+        f"{path}: element 0 is null, not a message: the engine gets it unchanged",
+        f"{path}: element 2 is a string, not a message: the engine gets it unchanged",
+        f"{path}: element 3 has no string role: the engine gets it unchanged",
+        f"{path}: 3 more elements are not messages with a role: the engine gets them unchanged",
+    ]
+    assert load_live_messages(path) == messages  # without a notes list, the same messages
+
+
+def test_a_plain_message_array_adds_no_notes(tmp_path: Path) -> None:
+    path = write(tmp_path, "live.json", '[{"role": "user", "content": "go"}, {"role": "developer", "content": "d"}]')
+    notes: list[str] = []
+    assert load_live_messages(path, notes) == [
+        {"role": "user", "content": "go"},
+        {"role": "developer", "content": "d"},
+    ]
+    assert notes == []
 
 
 def test_missing_and_unreadable_files(tmp_path: Path) -> None:
