@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -85,6 +86,12 @@ def _add_selection_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--citations", metavar="FILE", help="citation log (JSONL) for --scorer roi")
     parser.add_argument("--stub-threshold", metavar="X", help="ROI score below which items are stubbed (default 0.3)")
+    parser.add_argument(
+        "--engine",
+        choices=("0.15", "1.0"),
+        help="engine line whose rules to run: lossless-claw 0.15 or 1.0 (default: the line the database's tables "
+        "point to)",
+    )
     parser.add_argument(
         "--stub-large-tool-payloads",
         action=argparse.BooleanOptionalAction,
@@ -208,6 +215,7 @@ def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | N
         "tokenizer": args.tokenizer,
         "citations_path": args.citations,
         "stub_threshold": args.stub_threshold,
+        "engine_line": args.engine,
     }
     if args.params:
         fields, conversation = read_params_file(args.params)
@@ -223,8 +231,9 @@ def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | N
 
         live = load_live_messages(args.live, notes)
         params = build_params(params, {"live_messages": live}, source=args.live)
-    if args.conversation is not None:
+    if args.conversation is not None:  # a conversation named on the command line is assembled as is
         conversation = args.conversation
+        params = replace(params, session_id=None, session_key=None)
     return params, conversation, notes
 
 
@@ -283,7 +292,7 @@ def cmd_assemble(args: argparse.Namespace) -> int:
 
     params, conversation = resolve_params(args)
     with LcmStore(args.db) as store:
-        session = store.load_session(conversation)
+        session = store.load_session_for(params, conversation)
     trace = SessionAssembler(session).run(params)
     if args.format not in ("trace", "table", "json"):
         print_notes(session.warnings)  # the table and JSON carry them; an export does not

@@ -179,7 +179,12 @@ class Params:
 
     @property
     def effective_budget(self) -> int:
-        """The budget the assembler sees: the token budget less reserved host costs."""
+        """The budget the assembler sees: the token budget less reserved host costs.
+
+        Never below 1, except the 0 a params file can give (a budget in (0, 1) the engine floors to 0).
+        """
+        if self.token_budget < 1:
+            return max(0, self.token_budget)
         return max(1, self.token_budget - max(0, self.reserved_tokens))
 
 

@@ -41,6 +41,9 @@ _PARAMS_KEYS = {
     "liveMessages": "live_messages",
     "availableTools": "available_tools",
     "stubLargeToolPayloads": "stub_large_tool_payloads",
+    "sessionId": "session_id",
+    "sessionKey": "session_key",
+    "engine": "engine_line",
 }
 
 
@@ -147,6 +150,26 @@ def shown(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def engine_session_identity(value: Any, notes: list[str]) -> str | None:
+    """``sessionId`` / ``sessionKey``: the host passes strings; anything else finds no conversation."""
+    if value is None or isinstance(value, str):
+        return value
+    notes.append(f"session identity {shown(value)} is not a string: the engine looks the conversation up by nothing")
+    return ""
+
+
+def engine_line(value: Any, notes: list[str]) -> str | None:
+    """``engine``: which engine line's rules to run (``0.15`` or ``1.0``); null → the database decides."""
+    if value is None:
+        return None
+    from ctxview.assembly.rules import rules_for
+
+    try:
+        return rules_for(js_string(value)).line
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
 def engine_budget(value: Any, notes: list[str]) -> int:
     """§9.1: the floor of a finite number > 0, else the default 128,000."""
     number = _js_number(value)
@@ -155,8 +178,7 @@ def engine_budget(value: Any, notes: list[str]) -> int:
         return ENGINE_DEFAULT_BUDGET
     budget = math.floor(number)
     if budget != number:
-        extra = " (ctxview's assembler runs with 1)" if budget == 0 else ""
-        notes.append(f"budget {shown(value)}: the engine rounds it down to {budget:,}{extra}")
+        notes.append(f"budget {shown(value)}: the engine rounds it down to {budget:,}")
     return budget
 
 
@@ -301,6 +323,9 @@ _ENGINE_READERS = {
     "prompt": engine_prompt,
     "available_tools": engine_available_tools,
     "live_messages": engine_live_messages,
+    "session_id": engine_session_identity,
+    "session_key": engine_session_identity,
+    "engine_line": engine_line,
 }
 
 
@@ -350,6 +375,13 @@ def _validated(fields: dict[str, Any], *, source: str) -> dict[str, Any]:
             if not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value):
                 raise InputError(f"{source}: available tools must be a list of strings")
             out[name] = tuple(value)
+        elif name == "engine_line":
+            from ctxview.assembly.rules import rules_for
+
+            try:
+                out[name] = rules_for(str(value)).line
+            except ValueError as exc:
+                raise InputError(f"{source}: {exc}") from None
         else:
             out[name] = value
     return out

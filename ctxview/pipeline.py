@@ -183,6 +183,7 @@ class SessionAssembler:
                 asm.protection_hashes,
                 live_messages=list(params.live_messages) if params.live_messages is not None else None,
                 token_budget=budget,
+                budget_resolved=True,
                 prompt=params.prompt,
                 available_tools=list(params.available_tools) if params.available_tools is not None else None,
                 context_item_count=len(self.session.items),

@@ -20,7 +20,11 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
     stages = trace.stage_records()
     assembler = stages.get("assembler", {})
     debug = assembler.get("debug") or {}
-    items = [_item_json(d) for d in trace.decisions if d.ordinal is not None and d.outcome != "unresolved"]
+    items: list[dict[str, Any]] = []
+    replaced: list[dict[str, Any]] = []  # summaries a focus brief stands in for: no longer items (§10.1)
+    for d in trace.decisions:
+        if d.ordinal is not None and d.outcome != "unresolved":
+            (replaced if d.outcome == "replaced-by-focus" else items).append(_item_json(d))
     live = [_live_json(d) for d in trace.decisions if d.live_index is not None]
     return {
         "formatVersion": 1,
@@ -41,6 +45,7 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
             "contextOrdinals": trace.context_ordinals,
             "unresolvedOrdinals": trace.unresolved_ordinals,
             "items": items,
+            "replacedByFocus": replaced,
             "liveInputs": live,
             "protectedPairs": [
                 {"call": call, "result": result, "why": why} for call, result, why in trace.protected_pairs

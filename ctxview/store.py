@@ -32,6 +32,7 @@ from ctxview.model import (
     FocusBriefRow,
     LargeFileRow,
     MessageRow,
+    Params,
     PartRow,
     Session,
     SummaryRow,
@@ -364,6 +365,22 @@ class LcmStore:
         return int(newest[0])
 
     # --- one session ----------------------------------------------------------------------------
+
+    def load_session_for(self, params: Params, conversation_id: int | None = None) -> Session:
+        """The session the engine would assemble for ``params``' session identity (§9.2 step 2).
+
+        Without a session id or key (or when the engine's lookup finds nothing), the conversation
+        ``conversation_id`` names, or the default one, is loaded: the run then reports the engine's fallback.
+        """
+        if params.session_id is not None or params.session_key is not None:
+            from ctxview.assembly.lookup import find_conversation
+            from ctxview.assembly.rules import detect_line, rules_for
+
+            rules = rules_for(params.engine_line) if params.engine_line else detect_line(self.tables()).rules
+            found = find_conversation(self.conversation_refs(), params.session_id, params.session_key, rules)
+            if found.conversation_id is not None:
+                conversation_id = found.conversation_id
+        return self.load_session(conversation_id)
 
     def load_session(self, conversation_id: int | None = None) -> Session:
         """Everything the assembler needs about one conversation, read in one snapshot."""

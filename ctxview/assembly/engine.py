@@ -140,6 +140,7 @@ def reconcile(
     lookup_miss: str | None = None,
     assembler_error: JSError | None = None,
     max_assembly_token_budget: int | None = None,
+    budget_resolved: bool = False,
     session_id: str | None = None,
     memo: SerializedCache | None = None,
 ) -> EngineResult:
@@ -159,7 +160,8 @@ def reconcile(
     fallback = _Fallbacks(live, host_separate, assembled_keys, context, rules, tokens)
     if lookup_miss is not None:
         return fallback.safe(lookup_miss)
-    fallback.budget = resolve_budget(token_budget, max_assembly_token_budget)
+    # ``budget_resolved``: the caller already applied the engine's rule (a params file's 0.5 is 0, not the default)
+    fallback.budget = token_budget if budget_resolved else resolve_budget(token_budget, max_assembly_token_budget)
     intercepted: InterceptResult | None = None
     if state.stub_large_tool_payloads:
         try:

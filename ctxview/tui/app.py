@@ -9,6 +9,7 @@ so ``b`` simply pops back.  Bindings carry ids so users can remap them with
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -75,6 +76,8 @@ class CtxviewApp(App[int]):
 
     @on(PickerScreen.Chosen)
     def _picker_chosen(self, event: PickerScreen.Chosen) -> None:
+        # a conversation the user picks is assembled as is: a params file's session identity no longer applies
+        self.params = replace(self.params, session_id=None, session_key=None)
         self.open_conversation(event.conversation_id)
 
     def open_conversation(self, conversation_id: int) -> None:

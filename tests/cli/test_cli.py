@@ -274,3 +274,39 @@ def test_tui_flags_reach_the_inspector(monkeypatch: pytest.MonkeyPatch) -> None:
     assert main([]) == 0  # no database: the demo, on its debugging conversation, prompt-aware
     assert seen["demo"] is True and seen["db"] is None
     assert seen["params"].prompt_aware_eviction is True  # type: ignore[attr-defined]
+
+
+def test_engine_rules_are_detected_named_and_can_be_chosen(tmp_path: Path) -> None:
+    detected = json.loads(ctxview("assemble", str(DEMO), "--format", "json").stdout)
+    assert detected["engineRules"] == {
+        "line": "0.15",
+        "release": "0.15.3",
+        "why": "the database has no 1.0 tables",
+    }
+    chosen = ctxview("assemble", str(DEMO), "--engine", "1.0", "--format", "table")
+    assert chosen.returncode == 0, chosen.stderr
+    assert chosen.stdout.splitlines()[0] == (
+        "lossless-claw 1.0 rules (1.0.0-beta.4): chosen (the database has no 1.0 tables)"
+    )
+    bad = ctxview("assemble", str(DEMO), "--engine", "2.0")
+    assert bad.returncode == 2 and "invalid choice: '2.0'" in bad.stderr
+    params = tmp_path / "p.json"
+    params.write_text(json.dumps({"engine": "2.0"}), encoding="utf-8")
+    from_file = ctxview("assemble", str(DEMO), "--params", str(params))
+    assert from_file.returncode == 2
+    assert from_file.stderr == f"ctxview: error: {params}: unknown engine line '2.0': use 0.15 or 1.0\n"
+
+
+def test_a_params_session_id_picks_the_conversation_the_engine_would(tmp_path: Path) -> None:
+    rows = json.loads(ctxview("conversations", str(DEMO), "--json").stdout)
+    second = rows[1]
+    params = tmp_path / "p.json"
+    params.write_text(json.dumps({"sessionId": second["sessionId"], "conversationId": 1}), encoding="utf-8")
+    out = json.loads(ctxview("assemble", str(DEMO), "--params", str(params), "--format", "json").stdout)
+    # conversation 2 is archived: the engine finds no active conversation for its session id
+    assert out["engineOutcome"] == "live-fallback:safe-fallback"
+    assert out["trace"]["summary"]["fallbackWhy"] == f"no active conversation has session id {second['sessionId']!r}"
+    named = json.loads(
+        ctxview("assemble", str(DEMO), "--params", str(params), "--conversation", "1", "--format", "json").stdout
+    )
+    assert named["engineOutcome"] == "assembled"  # --conversation assembles that conversation as is

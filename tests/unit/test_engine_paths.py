@@ -147,3 +147,15 @@ def test_a_summary_date_javascript_cannot_read_makes_the_engine_fall_back(tmp_pa
     assert trace.summary.engine_outcome == "live-fallback:assemble-error:RangeError: Invalid time value"
     assert trace.messages == [user("what changed?")]
     assert any("sum_bad" in note and "not a date" in note for note in trace.notes)
+
+
+def test_a_params_file_budget_below_one_is_floored_to_zero(tmp_path: Path) -> None:
+    # the engine floors a positive budget: 0.5 becomes 0 (not its 128,000 default, not 1)
+    path = tmp_path / "b.db"
+    with LcmDbWriter(path) as db:
+        db.user("a")  # one token
+    session = load_session(path)
+    zero = SessionAssembler(session).run(replace(BASE, token_budget=0, fresh_tail_count=0))
+    one = SessionAssembler(session).run(replace(BASE, token_budget=1, fresh_tail_count=0))
+    assert (zero.kept_ordinals, zero.messages) == ([], [])
+    assert (one.kept_ordinals, one.messages) == ([0], [user("a")])

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,7 @@ ODD_VALUES = [
         "0.5",
         "token_budget",
         0,
-        "budget 0.5: the engine rounds it down to 0 (ctxview's assembler runs with 1)",
+        "budget 0.5: the engine rounds it down to 0",
     ),
     ("tokenBudget", "1e400", "token_budget", 128_000, f"budget Infinity: {ENGINE_DEFAULT_NOTE}"),
     ("tokenBudget", "-1e400", "token_budget", 128_000, f"budget -Infinity: {ENGINE_DEFAULT_NOTE}"),
@@ -299,7 +300,8 @@ def test_params_file_values_are_read_as_the_engine_reads_them(
 
 def test_absent_keys_keep_the_defaults_without_notes(tmp_path: Path) -> None:
     notes: list[str] = []
-    assert _file_params(tmp_path, '{"caseId": "x", "sessionId": "s"}', notes) == default_params()
+    read = _file_params(tmp_path, '{"caseId": "x", "sessionId": "s"}', notes)
+    assert read == replace(default_params(), session_id="s")  # the session identity the engine looks up by
     assert notes == []
 
 
