@@ -111,6 +111,9 @@ def open_read_only(path: Path, wal_mode: bool, connect: Connector) -> ReadOnlyOp
         message = str(exc).lower()
         if "not a database" in message or "malformed" in message:
             raise open_error(path, exc) from exc
+        if "locked" in message or "busy" in message:
+            # an immutable read would ignore the writer's lock and could see half-written pages
+            raise DatabaseError(f"{path}: the database is locked by a writer ({exc}); try again") from exc
         # A WAL database in a read-only directory: the -shm cannot be used.
         try:
             conn = connect(True)

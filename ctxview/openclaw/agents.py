@@ -192,6 +192,8 @@ def _agent(state_dir: Path, agent_id: str, external: Path | None, timeout: float
         path = external if external.is_absolute() else state_dir / external
         notes.append(f"agent database from state/openclaw.sqlite agent_databases: {path}")
     if not path.exists() and not path.is_symlink():
+        if external is not None and path == (external if external.is_absolute() else state_dir / external):
+            notes.append(f"the agent database {path} does not exist; its sessions cannot be read")
         return Agent(agent_id, directory, "jsonl", None, None, tuple(notes))
     db, problem = open_agent_database(path, timeout=timeout)
     if db is None:

@@ -143,7 +143,7 @@ def resolve_lcm_database(
     if state.explicit and env.get("LCM_DATABASE_PATH"):
         notes.append("LCM_DATABASE_PATH is ignored because --state-dir was given")
     if env_path is not None and env_path.strip():
-        return LcmDatabase(*_located(expand_user_path(env_path, home, cwd)), "LCM_DATABASE_PATH", tuple(notes))
+        return _lcm(expand_user_path(env_path, home, cwd), "LCM_DATABASE_PATH", notes)
     for key in ("dbPath", "databasePath"):
         value = plugin.get(key)
         if isinstance(value, str) and value.strip():
@@ -154,7 +154,7 @@ def resolve_lcm_database(
             if state.explicit and not configured.exists() and (state.path / "lcm.db").exists():
                 notes.append(f"{how} names {configured}, which does not exist; using <state>/lcm.db")
                 break
-            return LcmDatabase(*_located(configured), how, tuple(notes))
+            return _lcm(configured, how, notes)
     if state.explicit:
         base = state.path
         how = "<state>/lcm.db"
@@ -169,8 +169,8 @@ def resolve_lcm_database(
                 f"lossless-claw looks for its database in {base}, not in the state directory {state.path} "
                 "(it ignores OPENCLAW_HOME and legacy directories)"
             )
-    return LcmDatabase(*_located(base / "lcm.db"), how, tuple(notes))
+    return _lcm(base / "lcm.db", how, notes)
 
 
-def _located(path: Path) -> tuple[Path, bool]:
-    return path, path.is_file()
+def _lcm(path: Path, how: str, notes: list[str]) -> LcmDatabase:
+    return LcmDatabase(path=path, how=how, exists=path.is_file(), notes=tuple(notes))
