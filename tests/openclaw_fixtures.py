@@ -416,7 +416,8 @@ def _coder_agent(root: Path) -> None:
         ("agent:coder:review", SID_REVIEW, js_line(review), T0 + 500, "archived", None, T0 + 600),
     )
     insert_events(conn, SID_CODER, CODER_EVENTS, zstd_seqs=(CODER_COMPRESSED_SEQ,))
-    insert_events(conn, SID_REVIEW, [header(SID_REVIEW, T0), entry("message", "r1", None, T0 + 1, message=user("r", 1))])
+    review_events = [header(SID_REVIEW, T0), entry("message", "r1", None, T0 + 1, message=user("r", 1))]
+    insert_events(conn, SID_REVIEW, review_events)
     conn.execute("INSERT INTO session_transcript_index_state VALUES (?, ?, ?, 0)", (SID_CODER, len(CODER_EVENTS), "e7"))
     for position, seq in enumerate([2, 3, 6, 8, 9, 11]):
         conn.execute(

@@ -58,7 +58,9 @@ def test_jsonl_window_at_a_records_leaf(state_tree):
     assert build_live_window(transcript, None).messages == []
     unknown = build_live_window(transcript, "ffffffff")
     assert unknown.entry_ids == MAIN_LIVE_IDS
-    assert unknown.notes[-1] == "entry ffffffff is not in the transcript; the branch ends at the transcript's leaf instead"
+    assert unknown.notes[-1] == (
+        "entry ffffffff is not in the transcript; the branch ends at the transcript's leaf instead"
+    )
 
 
 def test_format_1_transcripts_are_migrated_as_the_host_does(state_tree):

@@ -100,7 +100,9 @@ def test_config_path_and_bad_configs_become_notes(tmp_path):
     (tmp_path / "openclaw.json").write_text("{ broken")
     config = load_config({}, tmp_path, state)
     assert config.data == {}
-    assert config.notes == [f"{tmp_path / 'openclaw.json'}: not valid JSON5 (expected ':' on line 1); the config is not read"]
+    assert config.notes == [
+        f"{tmp_path / 'openclaw.json'}: not valid JSON5 (expected ':' on line 1); the config is not read"
+    ]
     (tmp_path / "inc.json").write_text('{"agents": {"$include": "./agents.json5"}}')
     assert read_config(tmp_path / "inc.json").notes == [
         f"{tmp_path / 'inc.json'}: $include directives are not followed; settings in included files are not seen"

@@ -21,7 +21,6 @@ from tests.openclaw_fixtures import (
     SID_REVIEW,
     SID_THREAD,
     T0,
-    build_state,
     tree,
 )
 
@@ -58,6 +57,8 @@ def test_agents_main_first_with_their_eras(state_tree):
 def test_sessions_newest_first_with_transcripts_and_conversations(state_tree):
     result = scan(state_tree.root)
     root = state_tree.root
+    db = "agents/coder/agent/openclaw-agent.sqlite (SQLite)"
+    legacy_db = "agents/legacy/agent/openclaw-agent.sqlite (SQLite)"
     rows = [
         (
             r.session.agent_id,
@@ -71,10 +72,10 @@ def test_sessions_newest_first_with_transcripts_and_conversations(state_tree):
     ]
     assert rows == [
         ("main", "agent:main:main", SID_MAIN, T0 + 3_606_000, f"agents/main/sessions/{SID_MAIN}.jsonl", 1),
-        ("coder", "agent:coder:main", SID_CODER, T0 + 8000, "agents/coder/agent/openclaw-agent.sqlite (SQLite)", 3),
-        ("coder", "agent:coder:review", SID_REVIEW, T0 + 500, "agents/coder/agent/openclaw-agent.sqlite (SQLite)", None),
+        ("coder", "agent:coder:main", SID_CODER, T0 + 8000, db, 3),
+        ("coder", "agent:coder:review", SID_REVIEW, T0 + 500, db, None),
         ("ops", "agent:ops:main", SID_OPS, T0 + 100, f"agents/ops/sessions/{SID_OPS}.jsonl", None),
-        ("legacy", "agent:legacy:main", SID_LEGACY, T0 + 50, "agents/legacy/agent/openclaw-agent.sqlite (SQLite)", 6),
+        ("legacy", "agent:legacy:main", SID_LEGACY, T0 + 50, legacy_db, 6),
         ("main", "agent:main:cron:nightly", SID_CRON, T0 + 20, f"agents/main/sessions/{SID_CRON}.jsonl", 4),
         ("main", "agent:main:telegram:dm:99", SID_GONE, T0 + 5, None, None),
         ("main", None, SID_THREAD, T0 - 60_000, f"agents/main/sessions/{SID_THREAD}-topic-42.jsonl", None),
