@@ -230,7 +230,7 @@ def _matches_masked(rec: str, act: str) -> bool:
 def _excerpt(text: str, at: int) -> str:
     start = max(0, at - 12)
     piece = text[start : at + 12]
-    return ("…" if start else "") + repr(piece)[1:-1] + ("…" if at + 12 < len(text) else "")
+    return "'" + ("…" if start else "") + repr(piece)[1:-1] + ("…" if at + 12 < len(text) else "") + "'"
 
 
 # --- the token budget -----------------------------------------------------------------------------------
@@ -387,10 +387,12 @@ def find_matching_budgets(
     (1) bisect for the first budget whose output has at least as many messages as the
     record and the first with more — that bracket is where a match can be if the count
     is monotone; (2) compare at its ends, at ``hint`` and at ``samples`` evenly spaced
-    budgets inside it; (3) from each match, bisect outwards for the edges of its run of
-    matches and probe the budgets just outside them; (4) if the bracket held no match,
-    compare at ``samples`` × 3 budgets spread geometrically over [low, high] and grow any
-    match found the same way.  A reported range is exact at its edges if matching is
+    budgets inside it; (3) from each match, gallop then bisect outwards for the edges of
+    its run of matches; (4) if the bracket held no match (a dip in the count can make the
+    bisection overshoot the run), gallop outwards from both ends of the bracket through
+    budgets whose count is within one of the record's and compare where it is equal;
+    (5) failing that, compare at ``samples`` × 3 budgets spread geometrically over
+    [low, high] and grow any match found the same way.  A reported range is exact at its edges if matching is
     contiguous between probes — a run broken between two probes is not seen.  Each
     budget is assembled at most once.
     """
@@ -428,6 +430,20 @@ def find_matching_budgets(
         candidates += [start + span * k // (samples + 1) for k in range(1, samples + 1)]
     ranges = _grow_all([b for b in candidates if low <= b <= high], matches, low, high)
     notes: list[str] = []
+    if not ranges:
+        # a dip in the count next to the bracket can hide the run of matches: gallop outwards from each end
+        # through budgets whose count is within one of the record's, comparing where it is equal
+        near: list[int] = []
+        for origin, step in ((start, -1), (end, 1)):
+            distance = 1
+            for _ in range(24):
+                budget = origin + step * distance
+                if budget < low or budget > high or abs(len(output(budget)) - target) > 1:
+                    break
+                if len(output(budget)) == target:
+                    near.append(budget)
+                distance *= 2
+        ranges = _grow_all(near, matches, low, high)
     if not ranges:
         spread = _geometric(low, high, samples * 3)
         ranges = _grow_all(spread, matches, low, high)
