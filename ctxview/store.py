@@ -3,9 +3,9 @@
 The store opens the file with ``mode=ro`` and ``PRAGMA query_only``, never
 writes (no journal-mode change, no temp tables in the database) and works
 while the agent keeps writing in WAL mode.  A WAL database nobody has open
-(no ``-wal``) is read as an immutable snapshot, so that no empty ``-wal`` and
-``-shm`` are left behind; where the ``-shm`` cannot be created (a read-only
-file system) it falls back to ``immutable=1`` with a warning.  A session is
+(no ``-wal``, or a ``-wal`` without its ``-shm``) is read as an immutable snapshot, so
+that no ``-wal`` or ``-shm`` is left behind (``ctxview.sqlite_readonly``); where the
+``-shm`` cannot be created (a read-only file system) it falls back to ``immutable=1`` with a warning.  A session is
 read in one bulk query per table, so a 100,000-message conversation loads in
 seconds.  What is wrong with a file is said in one sentence
 (``DatabaseError``); rows the assembler cannot use (a missing row, an id
@@ -14,14 +14,12 @@ that is no whole number) are skipped and counted in ``Session.warnings``.
 
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import quote
 
 from ctxview.errors import ConversationNotFound, DatabaseError
 from ctxview.gc_pause import gc_paused
@@ -38,10 +36,12 @@ from ctxview.model import (
     SummaryRow,
     count_text,
 )
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-IMMUTABLE_WARNING = "opened immutable: live changes will not be seen"
-_HEADER_BYTES = 100  # the SQLite file header; bytes 18-19 are 2 for a WAL-mode database
+from ctxview.sqlite_readonly import (  # noqa: F401 - IMMUTABLE_WARNING is part of this module's API
+    IMMUTABLE_WARNING,
+    check_database_file,
+    connect_read_only,
+    open_read_only,
+)
 
 # Tables the assembler cannot work without, and the columns it needs from them.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -72,9 +72,6 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
 
 def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
-
-
-_TEXT_FACTORY = functools.partial(str, encoding="utf-8", errors="replace")
 
 
 def _int(value: Any) -> int | None:
@@ -122,74 +119,16 @@ class LcmStore:
     # --- opening and validation ---------------------------------------------------------
 
     def _check_file(self) -> None:
-        path = self.path
-        if not path.exists():
-            raise DatabaseError(f"{path}: no such file")
-        if path.is_dir():
-            raise DatabaseError(f"{path}: is a directory, not an LCM database file")
-        try:
-            with path.open("rb") as handle:
-                head = handle.read(_HEADER_BYTES)
-        except OSError as exc:
-            raise DatabaseError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-        if not head:
-            raise DatabaseError(f"{path}: empty file (0 bytes), not an LCM database")
-        if head[: len(_SQLITE_MAGIC)] != _SQLITE_MAGIC:
-            raise DatabaseError(f"{path}: not a SQLite database")
-        self._wal_mode = len(head) >= 20 and 2 in (head[18], head[19])
+        self._wal_mode = check_database_file(self.path, "an LCM database")
 
     def _connect(self, immutable: bool) -> sqlite3.Connection:
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-        if immutable:
-            uri += "&immutable=1"
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        conn.text_factory = _TEXT_FACTORY
-        try:
-            conn.execute("PRAGMA query_only=ON")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return connect_read_only(self.path, immutable)
 
     def _open(self) -> sqlite3.Connection:
-        wal = Path(f"{self.path}-wal")
-        if self._wal_mode and not wal.exists():
-            # A WAL database no writer has open: its file is complete, and a plain read-only open
-            # would leave empty -wal and -shm files behind.  Read it as an immutable snapshot
-            # (a new LcmStore, as ``r`` and --watch make, opens normally once a writer appears).
-            try:
-                conn = self._connect(immutable=True)
-            except sqlite3.DatabaseError as exc:
-                raise self._open_error(exc) from exc
-            self.immutable = True
-            return conn
-        try:
-            return self._connect(immutable=False)
-        except sqlite3.DatabaseError as exc:
-            message = str(exc).lower()
-            if "not a database" in message or "malformed" in message:
-                raise self._open_error(exc) from exc
-            # A WAL database in a read-only directory: the -shm cannot be created.
-            try:
-                conn = self._connect(immutable=True)
-            except sqlite3.Error as exc2:
-                raise DatabaseError(f"{self.path}: cannot be opened read-only ({exc2})") from exc2
-            self.immutable = True
-            warning = IMMUTABLE_WARNING
-            try:
-                pending = wal.stat().st_size
-            except OSError:
-                pending = 0
-            if pending:
-                warning += f", and its {pending:,}-byte -wal file (the newest commits) is not read"
-            self.warnings.append(warning)
-            return conn
-
-    def _open_error(self, exc: sqlite3.DatabaseError) -> DatabaseError:
-        if "malformed" in str(exc).lower():
-            return DatabaseError(f"{self.path}: the SQLite file is damaged ({exc})")
-        return DatabaseError(f"{self.path}: not a SQLite database ({exc})")
+        opened = open_read_only(self.path, self._wal_mode, self._connect)
+        self.immutable = opened.immutable
+        self.warnings.extend(opened.warnings)
+        return opened.connection
 
     def _validate(self) -> None:
         try:
