@@ -47,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"ctxview: error: {message} (see '{self.prog} --help')\n")
 
 
-def _add_selection_flags(parser: argparse.ArgumentParser) -> None:
+def _add_selection_flags(parser: argparse.ArgumentParser, *, engine_per_side: bool = False) -> None:
     parser.add_argument("--conversation", type=int, metavar="ID", help="conversation id (default: the only/newest one)")
     parser.add_argument("--budget", metavar="N", help="token budget (default 128000)")
     parser.add_argument("--prompt", metavar="TEXT", help="the incoming user prompt (drives relevance scores)")
@@ -89,8 +89,16 @@ def _add_selection_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         choices=("0.15", "1.0"),
-        help="engine line whose rules to run: lossless-claw 0.15 or 1.0 (default: the line the database's tables "
-        "point to)",
+        action="append" if engine_per_side else "store",
+        help=(
+            "engine line whose rules to run: lossless-claw 0.15 or 1.0 (default: the line the database's tables "
+            "point to)"
+            + (
+                "; give it twice to compare the two lines on one database: A with the first, B with the second"
+                if engine_per_side
+                else ""
+            )
+        ),
     )
     parser.add_argument(
         "--stub-large-tool-payloads",
@@ -163,7 +171,7 @@ def _subcommand_parser(name: str) -> argparse.ArgumentParser:
     if name == "diff":
         parser = _Parser(prog="ctxview diff", description=DIFF_DESCRIPTION, epilog=DEFAULTS_HELP)
         add_diff_arguments(parser)
-        _add_selection_flags(parser)
+        _add_selection_flags(parser, engine_per_side=True)
         return parser
     if name == "sweep":
         from ctxview.sweep_cli import SWEEP_DESCRIPTION, add_sweep_arguments

@@ -83,7 +83,12 @@ def write_stdout(text: str) -> None:
 def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
     """Positional A and B, ``--db`` and ``--json`` (the selection flags come from cli.py)."""
     parser.add_argument("a", metavar="A", help="export file, LCM database or params.json")
-    parser.add_argument("b", metavar="B", help="export file, LCM database or params.json")
+    parser.add_argument(
+        "b",
+        metavar="B",
+        nargs="?",
+        help="export file, LCM database or params.json (default: A again, to compare two --engine lines)",
+    )
     parser.add_argument("--db", metavar="DB", help="the database to assemble params.json sides on")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
@@ -93,14 +98,26 @@ def run_diff(args: argparse.Namespace) -> int:
     from ctxview.export import pretty_js
 
     sessions: dict[tuple[str, int | None], Any] = {}
-    side_a = _side(args, args.a, "A", sessions)
-    side_b = _side(args, args.b, "B", sessions)
+    engines = list(args.engine or [])
+    if len(engines) > 2:
+        raise InputError("--engine: give it once (both sides) or twice (A, then B)")
+    if args.b is None and len(engines) != 2:
+        raise InputError("B is missing: give two inputs, or one database and --engine twice to compare the lines")
+    first, second = (engines * 2)[:2] if engines else (None, None)
+    side_a = _side(_with_engine(args, first), args.a, "A", sessions)
+    side_b = _side(_with_engine(args, second), args.b if args.b is not None else args.a, "B", sessions)
     result = diff_sides(side_a, side_b)
     if getattr(args, "json", False):
         write_stdout(pretty_js(diff_to_json(result)) + "\n")
     else:
         write_stdout(format_diff(result, width=_terminal_width()) + "\n")
     return 0 if result.identical else 1
+
+
+def _with_engine(args: argparse.Namespace, engine: str | None) -> argparse.Namespace:
+    side = copy.copy(args)
+    side.engine = engine
+    return side
 
 
 def _side(args: argparse.Namespace, spec: str, name: str, sessions: dict[tuple[str, int | None], Any]) -> Any:
@@ -111,7 +128,7 @@ def _side(args: argparse.Namespace, spec: str, name: str, sessions: dict[tuple[s
         raise InputError(f"{name}: {spec} not found")
     if path.is_dir():
         raise InputError(f"{name}: {spec} is a directory")
-    label = f"{name} = {spec}"
+    label = spec if args.engine is None else f"{spec} with lossless-claw {args.engine} rules"
     if _is_sqlite(path):
         trace = _assemble(args, path, None, sessions)
         return side_from_trace(trace, label)

@@ -11,6 +11,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 INSPECTOR_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Toggle prompt-aware eviction", "evict by prompt relevance instead of age (t)", "toggle_prompt_aware"),
     ("Toggle engine step (live inputs)", "append live inputs and clamp to the budget (l)", "toggle_engine"),
+    ("Switch engine rules 0.15 / 1.0", "run the other lossless-claw line's rules: what an upgrade changes (E)",
+     "switch_rules"),
     ("Cycle sort order", "ordinal → score → tokens (o)", "cycle_sort"),
     ("Cycle scorer", "lcm → rarity → roi (c)", "cycle_scorer"),
     ("Scorer: lcm (reference BM25-lite)", "the default; exactly what the reference engine does", "set_scorer('lcm')"),

@@ -90,6 +90,16 @@ _CLASS_BY_OUTCOME: dict[str, RowClass] = {
 }
 
 
+def rules_label(trace: Trace) -> str:
+    """The engine rules of a trace in a few words, for the header (the table and JSON give the full why)."""
+    s = trace.summary
+    if s.engine_rules_why.startswith("chosen"):
+        why = "chosen"
+    else:
+        why = "1.0 tables in the database" if s.engine_line == "1.0" else "no 1.0 tables in the database"
+    return f"lossless-claw {s.engine_line} rules ({why})"
+
+
 def row_class(decision: Decision) -> RowClass:
     """The colour family of a row, from its outcome and protection only."""
     if decision.synthetic_result_for and decision.is_kept:

@@ -41,6 +41,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("0", "reset the budget to the one the inspector opened with"),
             ("t", "prompt-aware eviction on/off"),
             ("l", "engine step (live inputs, serialized clamp) on/off"),
+            ("E", "engine rules: lossless-claw 0.15 ↔ 1.0 (what changes after an upgrade)"),
             ("c", "cycle the scorer: lcm → rarity → roi (or pick one in the scorer selector)"),
             ("u", "tokenizer lcm ↔ unicode (unicode finds Chinese, Japanese and Korean terms)"),
         ),

@@ -41,6 +41,7 @@ from ctxview.tui.view import (
     item_id,
     layout_rows,
     partner,
+    rules_label,
     step_budget,
 )
 from ctxview.tui.widgets.assembled import AssembledView
@@ -85,6 +86,7 @@ class InspectorScreen(Screen[None]):
         Binding("0", "budget_reset", "Reset budget", show=False, id="inspector.budget_reset"),
         Binding("t", "toggle_prompt_aware", "Prompt-aware", id="inspector.toggle_prompt_aware"),
         Binding("l", "toggle_engine", "Live", id="inspector.toggle_engine"),
+        Binding("E", "switch_rules", "Rules 0.15/1.0", show=False, id="inspector.switch_rules"),
         Binding("o", "cycle_sort", "Sort", id="inspector.cycle_sort"),
         Binding("c", "cycle_scorer", "Scorer", id="inspector.cycle_scorer"),
         Binding("u", "toggle_tokenizer", "Tokenizer", show=False, id="inspector.toggle_tokenizer"),
@@ -124,6 +126,7 @@ class InspectorScreen(Screen[None]):
         self._watch_reloading = False
         self._reload_edit = "reload"
         self._shown_warnings: set[str] = set()
+        self._sub_title = ""  # database · conversation; the engine rules of each trace follow it
         self.updates_seen = 0  # reloads triggered by --watch (for tests and scripts)
 
     # --- layout ------------------------------------------------------------------------------
@@ -216,10 +219,11 @@ class InspectorScreen(Screen[None]):
         self.conversation_id = session.conversation.conversation_id
         conv = session.conversation
         name = clean_inline(conv.title or conv.session_key or conv.session_id or "", 80)
-        self.sub_title = f"{self.db_path.name} · conversation {conv.conversation_id}" + (f" · {name}" if name else "")
+        self._sub_title = f"{self.db_path.name} · conversation {conv.conversation_id}" + (f" · {name}" if name else "")
         if watched:
             self.updates_seen += 1
-            self.sub_title += f" · updated {time.strftime('%H:%M:%S')}"
+            self._sub_title += f" · updated {time.strftime('%H:%M:%S')}"
+        self.sub_title = self._sub_title
         self.query_one("#load-error").display = False
         table = self.query_one(ItemsTable)
         table.display = True
@@ -380,6 +384,7 @@ class InspectorScreen(Screen[None]):
         table.border_title = f"items · {result.layout.row_count:,}"
         self.query_one(AssembledView).show(result.trace)
         self.query_one(BudgetBar).show(result.trace)
+        self.sub_title = f"{self._sub_title} · {rules_label(result.trace)}"
         elapsed = result.elapsed if getattr(self.app, "show_timings", True) else None
         self.query_one(ChangesLine).show(result.diff, result.trace, self._last_edit, elapsed, first)
         self.trace_applied.publish(result.trace)
@@ -454,6 +459,12 @@ class InspectorScreen(Screen[None]):
 
     def action_toggle_engine(self) -> None:
         self._set_params(replace(self.params, engine=not self.params.engine), "engine")
+
+    def action_switch_rules(self) -> None:
+        """Run the other engine line's rules (0.15 ↔ 1.0): what will my agent see after an upgrade?"""
+        current = self.trace.summary.engine_line if self.trace is not None else "0.15"
+        other = "1.0" if current == "0.15" else "0.15"
+        self._set_params(replace(self.params, engine_line=other), f"rules {other}")
 
     def action_cycle_sort(self) -> None:
         table = self.query_one(ItemsTable)

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ctxview.model import KEPT_OUTCOMES, Trace
+from ctxview.report import fallback_text
 from ctxview.tui.view import OutcomeDiff, clean_inline
 
 
@@ -56,7 +57,11 @@ class ChangesLine(Static):
         line.append(f" · {len(trace.messages):,} messages sent", style=muted)
         if elapsed is not None:
             line.append(f" · {elapsed * 1000:.0f} ms", style=muted)
-        for warning in trace.warnings[:1]:
-            line.append("   warning: ", style="bold italic")
-            line.append(clean_inline(warning, 100), style="italic")
+        if trace.summary.engine_outcome.startswith("live-fallback"):
+            line.append("   FALLBACK: ", style=self.get_component_rich_style("changes-line--down", partial=True))
+            line.append(clean_inline(f"{fallback_text(trace)}; the live transcript is sent instead", 140))
+        else:
+            for warning in trace.warnings[:1]:
+                line.append("   warning: ", style="bold italic")
+                line.append(clean_inline(warning, 100), style="italic")
         self.update(line, layout=False)  # one line of fixed height: no re-layout of the screen per edit
