@@ -16,9 +16,9 @@ import pytest
 
 from ctxview.jsjson import is_blank, js_parse
 from ctxview.model import Decision, Params, RunSummary, Trace
+from tests.parity.corpus import case_dir, case_ids
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CASES_DIR = REPO_ROOT.parent / "shared" / "parity" / "cases"
 DEMO_DB = REPO_ROOT / "sample_sessions" / "demo.db"
 DEMO_LIVE = REPO_ROOT / "sample_sessions" / "demo-live.json"
 
@@ -33,15 +33,12 @@ TOOL_CASES = ("004", "008", "012", "029", "030", "031", "046", "052")
 
 
 def cases_dir() -> Path:
-    if not CASES_DIR.is_dir():
-        pytest.skip(f"PARITY CASES MISSING: {CASES_DIR} does not exist; these tests need ../shared/parity/cases")
-    return CASES_DIR
+    """The 0.15 line's parity cases, unpacked from the corpus packed in the repository."""
+    return case_dir("000").parent
 
 
 def all_case_ids() -> list[str]:
-    if not CASES_DIR.is_dir():
-        return []
-    return sorted(p.name for p in CASES_DIR.iterdir() if (p / "expected.json").is_file())
+    return case_ids("0.15")
 
 
 def expected(case: str) -> dict[str, Any]:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.parity.corpus import case_dir
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "sample_sessions" / "demo.db"
 DEMO_LIVE = REPO / "sample_sessions" / "demo-live.json"
-PARITY_CASES = REPO.parent / "shared" / "parity" / "cases"
 
 
 def ctxview(*args: str) -> subprocess.CompletedProcess[str]:
@@ -141,9 +142,7 @@ def _canon(value: object) -> str:
 
 @pytest.mark.parametrize("case", sorted(ODD_PARAMS_CASES))
 def test_odd_params_files_assemble_like_the_engine_with_a_note_on_stderr(case: str) -> None:
-    directory = PARITY_CASES / case
-    if not directory.is_dir():
-        pytest.skip(f"PARITY CASES MISSING: {directory} does not exist")
+    directory = case_dir(case)
     params = directory / "params.json"
     out = ctxview("assemble", str(directory / "session.db"), "--params", str(params), "--format", "json")
     assert out.returncode == 0, out.stderr

@@ -105,7 +105,7 @@ def test_diff_two_parameter_sets_on_one_database(tmp_path: Path, capsys: pytest.
     small_path.write_text(js_stringify(small))
     assert run_diff(diff_args(params, str(small_path), "--db", db)) == 1
     out = capsys.readouterr().out
-    assert out.startswith(f"A: A = {params} (run, 91 messages, ")
+    assert out.startswith(f"A: {params} (run, 91 messages, ")
     assert "items that changed outcome: 21" in out
     assert run_diff(diff_args(params, params, "--db", db)) == 0
     assert "item outcomes: no item changed outcome" in capsys.readouterr().out

@@ -8,10 +8,13 @@ the repository.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import re
+import shutil
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,3 +135,26 @@ def unpack_corpus(target: Path, data_dir: Path = DATA_DIR) -> ParityCorpus:
         if sorted(seen) != sorted(entry["engineOutcomes"]):
             raise CorpusError(f"{archive}: its cases are not the manifest's; re-run scripts/pack_parity.py")
     return ParityCorpus(target, manifest)
+
+
+_UNPACKED: ParityCorpus | None = None
+
+
+def shared_corpus() -> ParityCorpus:
+    """The corpus unpacked once per test process, on first use, into a temporary directory removed at exit."""
+    global _UNPACKED
+    if _UNPACKED is None:
+        root = Path(tempfile.mkdtemp(prefix="ctxview-parity-"))
+        atexit.register(shutil.rmtree, root, True)
+        _UNPACKED = unpack_corpus(root)
+    return _UNPACKED
+
+
+def case_dir(case_id: str, line: str = "0.15") -> Path:
+    """The directory of one unpacked case (``session.db``, ``params.json``, ``expected.json``)."""
+    return shared_corpus().root / line / case_id
+
+
+def case_ids(line: str = "0.15") -> list[str]:
+    """Every case id of a line, from the manifest (nothing is unpacked)."""
+    return [case.case_id for case in corpus_cases(line)]

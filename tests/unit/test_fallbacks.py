@@ -9,7 +9,6 @@ serialized estimate.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,9 @@ from ctxview.assembly.fallbacks import (
 )
 from ctxview.assembly.live import stored_token_count
 from ctxview.jsjson import js_parse, js_stringify
+from ctxview.store import LcmStore
+from tests.parity.corpus import case_dir
 
-CASES = Path(__file__).resolve().parents[3] / "shared" / "parity" / "cases"
 VECTORS = Path(__file__).with_name("data") / "fallback_vectors.json"
 
 
@@ -48,29 +48,15 @@ def m(role: str, content: Any, n: int, **extra: Any) -> dict[str, Any]:
 
 
 def case(case_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    folder = CASES / case_id
+    folder = case_dir(case_id)
     return js_parse((folder / "params.json").read_text()), js_parse((folder / "expected.json").read_text())
 
 
-# The store reads the lead adds, run here on the case database so the gate sees exactly what the engine saw.
-CONTEXT_TOKENS_SQL = """
-SELECT COALESCE(SUM(token_count), 0) FROM (
-  SELECT m.token_count FROM context_items ci JOIN messages m ON m.message_id = ci.message_id
-   WHERE ci.conversation_id = ?1 AND ci.item_type = 'message'
-  UNION ALL
-  SELECT s.token_count FROM context_items ci JOIN summaries s ON s.summary_id = ci.summary_id
-   WHERE ci.conversation_id = ?1 AND ci.item_type = 'summary')
-"""
-
-
 def read_case_db(case_id: str) -> tuple[Any, dict[str, Any] | None, dict[str, Any] | None]:
-    uri = f"file:{CASES / case_id / 'session.db'}?mode=ro"
-    with sqlite3.connect(uri, uri=True) as db:
-        db.row_factory = sqlite3.Row
-        (tokens,) = db.execute(CONTEXT_TOKENS_SQL, (1,)).fetchone()
-        row = db.execute("SELECT * FROM conversation_compaction_maintenance WHERE conversation_id = 1").fetchone()
-        fork = db.execute("SELECT * FROM conversation_bootstrap_state WHERE conversation_id = 1").fetchone()
-    return tokens, dict(row) if row else None, dict(fork) if fork else None
+    """What the store reads for the engine: the stored context tokens, the maintenance and bootstrap rows."""
+    with LcmStore(case_dir(case_id) / "session.db") as store:
+        session = store.load_session(1)
+    return session.stored_context_tokens, session.maintenance, session.bootstrap_state
 
 
 # --- the gate -----------------------------------------------------------------------------------------
@@ -412,11 +398,10 @@ def test_case_305_fork_suffix_after_the_anchor() -> None:
 def test_case_305_with_ctxview_assembling_the_database() -> None:
     from ctxview.params_io import build_params, default_params, read_params_file
     from ctxview.pipeline import SessionAssembler
-    from ctxview.store import LcmStore
 
-    fields, conversation = read_params_file(CASES / "305" / "params.json")
+    fields, conversation = read_params_file(case_dir("305") / "params.json")
     params = build_params(default_params(), fields, from_file=True)
-    with LcmStore(CASES / "305" / "session.db") as store:
+    with LcmStore(case_dir("305") / "session.db") as store:
         assembled = SessionAssembler(store.load_session(conversation)).assemble(params, params.effective_budget)
     _, expected = case("305")
     result = append_fork_live_suffix(

@@ -25,11 +25,11 @@ from ctxview.assembly.live_intercept import (
 )
 from ctxview.assembly.stubs import format_en_us
 from ctxview.jsjson import js_parse, js_stringify
+from tests.parity.corpus import case_dir
 
 DATA = Path(__file__).parent / "data" / "live_intercept_vectors.json"
 VECTORS: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
 PAYLOADS: dict[str, dict[str, Any]] = VECTORS["payloads"]
-CASE_306 = Path(__file__).resolve().parents[2] / ".." / "shared" / "parity" / "cases" / "306"
 HUNDRED_K = ("x" * 99 + "\n") * 1000  # 100,000 ASCII characters = 25,000 tokens
 
 
@@ -102,8 +102,8 @@ def test_summary_keeps_a_lone_surrogate_where_js_cuts_a_pair() -> None:
 
 
 def test_case_306_third_live_message_is_rewritten_exactly() -> None:
-    params = js_parse((CASE_306 / "params.json").read_text(encoding="utf-8"))
-    expected = json.loads((CASE_306 / "expected.json").read_text(encoding="utf-8"))
+    params = js_parse((case_dir("306") / "params.json").read_text(encoding="utf-8"))
+    expected = json.loads((case_dir("306") / "expected.json").read_text(encoding="utf-8"))
     live = params["liveMessages"]
 
     result = intercept_large_live_tool_results(live, conversation_id=params["conversationId"])

@@ -7,7 +7,6 @@ UTF-16 clipping, lone-surrogate JSON escapes, ASCII-only case folding) were chec
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,8 +33,8 @@ from ctxview.assembly.prompt_recall import (
     scan_prompt_recall,
     to_units,
 )
+from tests.parity.corpus import case_dir
 
-CASE_303 = Path(__file__).resolve().parents[2].parent / "shared" / "parity" / "cases" / "303"
 RETRY = "[Retry after the previous model attempt failed or timed out]"
 SMILE = "\U0001f600"
 
@@ -405,8 +404,8 @@ def test_search_errors_propagate() -> None:
 
 
 def test_case_303_cue_and_fingerprint() -> None:
-    expected = json.loads((CASE_303 / "expected.json").read_text(encoding="utf-8"))
-    params = json.loads((CASE_303 / "params.json").read_text(encoding="utf-8"))
+    expected = json.loads((case_dir("303") / "expected.json").read_text(encoding="utf-8"))
+    params = json.loads((case_dir("303") / "params.json").read_text(encoding="utf-8"))
     search = FakeSearch({"CACHE_TTL_SECONDS": [RecallHit(1, "user", "set CACHE_TTL_SECONDS = 42.")]})
     cue = build_prompt_recall_cue(params["prompt"], expected["stages"]["assembler"]["messages"], [], search)
     assert cue is not None

@@ -31,8 +31,8 @@ from ctxview.recall_search import (
 )
 from ctxview.samples.schema import LCM_FTS_TABLES
 from tests.lcmdb import LcmDbWriter
+from tests.parity.corpus import case_dir
 
-CASE_303 = Path(__file__).resolve().parents[2].parent / "shared" / "parity" / "cases" / "303"
 TIE = "2026-01-01 00:00:00"
 
 
@@ -233,9 +233,9 @@ def _digest(path: Path) -> str:
 
 def test_case_303_search_and_cue_leave_the_file_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "session.db"
-    shutil.copyfile(CASE_303 / "session.db", path)
+    shutil.copyfile(case_dir("303") / "session.db", path)
     before = _digest(path)
-    expected = json.loads((CASE_303 / "expected.json").read_text(encoding="utf-8"))
+    expected = json.loads((case_dir("303") / "expected.json").read_text(encoding="utf-8"))
     conn = open_ro(path)
     try:
         search = RecallSearch(conn, 1)
@@ -252,11 +252,11 @@ def test_case_303_search_and_cue_leave_the_file_unchanged(tmp_path: Path) -> Non
 
 def test_case_303_without_the_full_text_table(tmp_path: Path) -> None:
     path = tmp_path / "session.db"
-    shutil.copyfile(CASE_303 / "session.db", path)
+    shutil.copyfile(case_dir("303") / "session.db", path)
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE messages_fts")
     conn.close()
-    expected = json.loads((CASE_303 / "expected.json").read_text(encoding="utf-8"))
+    expected = json.loads((case_dir("303") / "expected.json").read_text(encoding="utf-8"))
     ro = open_ro(path)
     try:
         search = RecallSearch(ro, 1)

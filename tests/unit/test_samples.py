@@ -31,10 +31,10 @@ from ctxview.samples.demo import DEMO_FORMAT_VERSION, build_demo
 from ctxview.samples.generated import DEFAULT_LARGE_MESSAGES, DEFAULT_MEDIUM_MESSAGES
 from ctxview.samples.writer import Ids, SessionDb
 from ctxview.store import LcmStore
+from tests.parity.corpus import case_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLES_DIR = REPO_ROOT / "sample_sessions"
-PARITY_DB = REPO_ROOT.parent / "shared" / "parity" / "cases" / "001" / "session.db"
 
 BEGIN = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 END = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
@@ -143,9 +143,7 @@ def _schema(db: Path) -> dict[tuple[str, str], str | None]:
 
 
 def test_schema_matches_the_parity_databases(demo_db: Path) -> None:
-    if not PARITY_DB.is_file():
-        pytest.skip(f"parity case database not found at {PARITY_DB}")
-    assert _schema(demo_db) == _schema(PARITY_DB)
+    assert _schema(demo_db) == _schema(case_dir("001") / "session.db")
 
 
 def test_schema_has_the_tables_the_assembler_reads(demo_db: Path) -> None:

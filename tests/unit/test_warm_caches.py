@@ -27,8 +27,8 @@ from ctxview.params_io import build_params, default_params, read_params_file
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample, demo_live_messages, ensure_demo_db
 from ctxview.store import LcmStore
+from tests.parity.corpus import case_dir
 
-PARITY = Path(__file__).resolve().parents[3] / "shared" / "parity" / "cases"
 CASES = ["001", "003", "011", "013", "017", "026"]
 COLUMNS = ("key", "ordinal", "live_index", "kind", "segment", "selected", "outcome", "tokens", "score")
 WORDS = ["helm", "rollback", "database", "migration", "deploy", "error", "the", "kubernetes", "api", "x", "日本"]
@@ -59,9 +59,9 @@ def subject(name: str, tmp_path_factory: pytest.TempPathFactory) -> _Subject:
             build_sample(path, "medium", messages=900)
             _SUBJECTS[name] = _Subject(path, None)
         else:
-            fields, _ = read_params_file(PARITY / name / "params.json")
+            fields, _ = read_params_file(case_dir(name) / "params.json")
             params = build_params(default_params(engine=True), fields, from_file=True)
-            _SUBJECTS[name] = _Subject(PARITY / name / "session.db", params.live_messages)
+            _SUBJECTS[name] = _Subject(case_dir(name) / "session.db", params.live_messages)
     return _SUBJECTS[name]
 
 
@@ -119,8 +119,6 @@ def edits(draw: st.DrawFn, total: int, live: tuple[Any, ...] | None) -> list[Par
 
 @pytest.mark.parametrize("name", ["demo", *CASES])
 def test_warm_assembler_matches_cold_after_any_edits(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    if name != "demo" and not (PARITY / name).is_dir():
-        pytest.skip("parity cases not available")
     subj = subject(name, tmp_path_factory)
 
     @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
