@@ -255,11 +255,14 @@ def print_notes(warnings: Sequence[str]) -> None:
 
 
 def cmd_conversations(args: argparse.Namespace) -> int:
+    from ctxview.assembly.rules import detect_line
     from ctxview.store import LcmStore
 
     with LcmStore(args.db) as store:
         conversations = store.list_conversations()
+        line = detect_line(store.tables())
     print_notes(store.warnings)
+    rules = {"line": line.rules.line, "release": line.rules.release, "why": line.why}
     if args.json:
         rows = [
             {
@@ -274,11 +277,13 @@ def cmd_conversations(args: argparse.Namespace) -> int:
                 "contextItemCount": c.context_item_count,
                 "summaryCount": c.summary_count,
                 "tokenTotal": c.token_total,
+                "engineRules": rules,
             }
             for c in conversations
         ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
+    print(f"lossless-claw {line.rules.line} rules ({line.rules.release}): {line.why}")
     header = f"{'id':>5}  {'state':<8} {'messages':>9} {'items':>7} {'summaries':>9} {'tokens':>10}  session / title"
     print(header)
     print("-" * len(header))

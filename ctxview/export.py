@@ -648,6 +648,9 @@ def params_json(params: Params) -> dict[str, Any]:
         "availableTools": list(params.available_tools) if params.available_tools is not None else None,
         "stubLargeToolPayloads": params.stub_large_tool_payloads,
         "engine": params.engine,
+        "engineLine": params.engine_line,
+        "sessionId": params.session_id,
+        "sessionKey": params.session_key,
         "reservedTokens": params.reserved_tokens,
         "scorer": params.scorer,
         "tokenizer": params.tokenizer,
@@ -722,17 +725,27 @@ def to_trace_json(trace: Trace) -> str:
 
 def to_markdown(trace: Trace) -> str:
     """A readable transcript: the run's settings and token totals, then each message."""
+    from ctxview.report import fallback_text, rules_text
+
     s = trace.summary
     p = trace.params
     keys = trace.by_key()
     fresh_tail = "—" if s.fresh_tail_ordinal is None else f"ordinal {s.fresh_tail_ordinal}"
     outcomes = ", ".join(f"{k.replace('-', ' ')} {v}" for k, v in sorted(trace.outcome_counts().items()))
+    fallback = (
+        [f"> **Fallback:** the engine would not send the assembled context: {fallback_text(trace)}. "
+         "The messages below are the live transcript it sends instead.", ""]
+        if s.engine_outcome.startswith("live-fallback")
+        else []
+    )
     lines = [
         "# Assembled context",
         "",
+        *fallback,
         "## Settings",
         "",
         f"- conversation: {trace.conversation_id if trace.conversation_id is not None else '—'}",
+        f"- engine rules: {rules_text(trace)}",
         f"- prompt: {_inline_json(p.prompt)}",
         f"- token budget: {s.token_budget:,}"
         + (
@@ -769,9 +782,10 @@ def to_markdown(trace: Trace) -> str:
         "## Messages",
         "",
     ]
-    if trace.warnings:
+    if trace.warnings or trace.notes:
         heading = lines.index("## Messages")
-        lines[heading:heading] = [*(f"> warning: {w}  " for w in trace.warnings), ""]
+        said = [*(f"> note: {n}  " for n in trace.notes), *(f"> warning: {w}  " for w in trace.warnings)]
+        lines[heading:heading] = [*said, ""]
     if not trace.messages:
         lines += ["*(no messages)*", ""]
     for index, message in enumerate(trace.messages):
