@@ -322,6 +322,7 @@ class RunSummary:
     assembler_tokens: int  # the assembler's estimatedTokens (§6)
     final_tokens: int  # the final (serialized) estimate the engine returns
     live_appended_tokens: int = 0
+    recall_tokens: int = 0  # the engine's prompt-recall cue, when it is put first (§10.3)
     evicted_for_live_tokens: int = 0
     searchable_prompt: bool = False
     prompt_terms: tuple[str, ...] = ()

@@ -251,6 +251,7 @@ def build_trace(
 
     # the assembler never decides "appended" or "evicted-for-live": only engine updates and live inputs do
     live_tokens = 0
+    recall_tokens = 0
     evicted_for_live = 0
     updated = [
         decisions[i]
@@ -260,6 +261,8 @@ def build_trace(
     for decision in [*updated, *live]:
         if decision.outcome == "appended":
             live_tokens += decision.serialized_tokens or decision.tokens
+        elif decision.outcome == "recall-cue":
+            recall_tokens += decision.tokens
         elif decision.outcome == "evicted-for-live":
             evicted_for_live += decision.tokens
     has_scores, all_zero = score_summary(asm)
@@ -294,6 +297,7 @@ def build_trace(
         assembler_tokens=asm.estimated_tokens,
         final_tokens=final_tokens,
         live_appended_tokens=live_tokens,
+        recall_tokens=recall_tokens,
         evicted_for_live_tokens=evicted_for_live,
         searchable_prompt=searchable,
         prompt_terms=tuple(prompt_terms),

@@ -134,6 +134,7 @@ def _summary_json(trace: Trace) -> dict[str, Any]:
         "assemblerTokens": s.assembler_tokens,
         "finalTokens": s.final_tokens,
         "liveAppendedTokens": s.live_appended_tokens,
+        "recallTokens": s.recall_tokens,
         "evictedForLiveTokens": s.evicted_for_live_tokens,
         "promptTerms": list(s.prompt_terms),
         "lowConfidence": s.low_confidence,

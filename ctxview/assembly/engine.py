@@ -432,7 +432,7 @@ class _NormalPath:
         }
         trace = _EngineTrace(
             assembled, assembled_keys, self.live, volatile, clamp, volatile_keys, final_keys, self.budget,
-            self.tokens, PairIndex.build(assembled, self.tokens),
+            self.tokens, PairIndex.build(assembled, self.tokens), self.rules,
         )
         assembled_tokens = self.tokens.tokens_of_all(assembled)
         serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
@@ -639,7 +639,9 @@ class _EngineTrace:
         budget: int,
         tokens: SerializedCache,
         pairs: PairIndex,
+        rules: EngineRules = RULES_0_15,
     ) -> None:
+        self.rules = rules
         self.assembled = assembled
         self.keys = assembled_keys
         self.live = live
@@ -771,7 +773,7 @@ class _EngineTrace:
                     evicted_by=forcing,
                     reason=(
                         f"evicted to make room for {forcing_name}{with_others}: the context came to "
-                        f"{eviction.estimate_after} serialized tokens after this eviction (budget {self.budget})"
+                        f"{eviction.estimate_after:,} serialized tokens after this eviction (budget {self.budget:,})"
                         f"{pair_note}"
                     ),
                 )
@@ -798,8 +800,9 @@ class _EngineTrace:
         return {
             "prefill-stripped": "trailing assistant message removed after the clamp (the turn must end on a user)",
             "clamped": (
-                f"cut by the serialized clamp: {clamp.tokens_before} serialized tokens exceeded the "
-                f"budget {self.budget}; only the newest messages fitting {target} were kept"
+                f"cut by the serialized clamp: {clamp.tokens_before:,} serialized tokens exceeded "
+                f"{'90 % of ' if self.rules.clamp_triggers_at_target else ''}the budget {self.budget:,}; only the "
+                f"newest messages fitting {target:,} were kept"
             ),
         }
 

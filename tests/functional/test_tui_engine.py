@@ -51,3 +51,23 @@ async def test_a_fallback_is_said_first_on_the_changes_line(tmp_path: Path):
         text = changes_text(screen)
         assert "FALLBACK: the engine threw RangeError: Invalid time value" in text
         assert "the live transcript is sent instead" in text
+
+
+async def test_a_pending_compaction_note_is_shown_once(tmp_path: Path):
+    path = tmp_path / "d.db"
+    with LcmDbWriter(path) as db:
+        db.message("user", "first", [], token_count=60)
+        db.message("assistant", "reply", [], token_count=30)
+        db.conn.execute("INSERT INTO conversation_compaction_maintenance (conversation_id, pending) VALUES (1, 1)")
+    params = Params(token_budget=80, live_messages=({"role": "user", "content": "second"},))
+    app = CtxviewApp(path, conversation_id=1, params=params, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        notes = [n for n in app._notifications if n.title == "Note"]
+        assert len(notes) == 1 and "compaction" in notes[0].message
+        await pilot.press("t")  # another run, the same note: not repeated
+        await settle(pilot)
+        assert len([n for n in app._notifications if n.title == "Note"]) == 1
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        assert "FALLBACK: deferred compaction is pending (emergency-debt-exhausted)" in changes_text(screen)

@@ -62,6 +62,7 @@ def test_the_prompt_recall_cue_quotes_an_evicted_upper_snake_key_first(tmp_path:
     cue = trace.by_key()["r:cue"]
     assert (cue.kind, cue.outcome, cue.output_index, cue.item_id) == ("recall", "recall-cue", 0, "R")
     assert cue.reason == "recall cue: RETRY_LIMIT was evicted (ordinal 0); put first"
+    assert trace.summary.recall_tokens == cue.tokens  # its own segment of the budget bar
     record = trace.stages["promptRecall"]
     assert (record["cueBuilt"], record["cueIncluded"], record["cueTokenCount"]) == (True, True, cue.tokens)
     # where the serialized clamp has to cut, the cue goes first (it is enrichment, not context)

@@ -385,6 +385,10 @@ class InspectorScreen(Screen[None]):
         self.query_one(AssembledView).show(result.trace)
         self.query_one(BudgetBar).show(result.trace)
         self.sub_title = f"{self._sub_title} · {rules_label(result.trace)}"
+        fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
+        self._shown_warnings.update(fresh_notes)
+        for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
+            self.notify(note, title="Note", timeout=10, markup=False)
         elapsed = result.elapsed if getattr(self.app, "show_timings", True) else None
         self.query_one(ChangesLine).show(result.diff, result.trace, self._last_edit, elapsed, first)
         self.trace_applied.publish(result.trace)

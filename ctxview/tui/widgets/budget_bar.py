@@ -19,6 +19,7 @@ SEGMENTS: tuple[tuple[str, str], ...] = (
     ("tail", "fresh tail"),
     ("kept", "kept evictable"),
     ("live", "live appends"),
+    ("recall", "recall cue"),
     ("reserved", "reserved"),
     ("free", "free"),
 )
@@ -31,6 +32,7 @@ def budget_parts(trace: Trace) -> list[tuple[str, int]]:
         "tail": s.tail_tokens + s.focus_tokens,
         "kept": s.kept_evictable_tokens,
         "live": s.live_appended_tokens,
+        "recall": s.recall_tokens,
         "reserved": s.reserved_tokens,
     }
     free = max(0, s.token_budget - sum(used.values()))
@@ -44,6 +46,7 @@ class BudgetBar(Widget):
         "budget-bar--tail",
         "budget-bar--kept",
         "budget-bar--live",
+        "budget-bar--recall",
         "budget-bar--reserved",
         "budget-bar--free",
         "budget-bar--over",
@@ -58,6 +61,7 @@ class BudgetBar(Widget):
         & > .budget-bar--tail { color: $accent; }
         & > .budget-bar--kept { color: $success; }
         & > .budget-bar--live { color: $text-secondary; }
+        & > .budget-bar--recall { color: $secondary; }
         & > .budget-bar--reserved { color: $warning; }
         & > .budget-bar--free { color: $panel-lighten-2; }
         & > .budget-bar--over { color: $text-error; text-style: bold; }
@@ -99,7 +103,7 @@ class BudgetBar(Widget):
             if short:
                 label = label.split()[0] if name != "kept" else "kept"
             tokens = dict(parts)[name]
-            if name in ("live", "reserved") and tokens == 0:
+            if name in ("live", "recall", "reserved") and tokens == 0:
                 continue
             legend.append("░ " if name == "free" else "█ ", style=self._style(name))
             legend.append(f"{label} {tokens:,}  ")
