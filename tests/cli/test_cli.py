@@ -183,13 +183,14 @@ def test_a_params_file_the_engine_cannot_take_is_a_one_line_error(tmp_path: Path
 
 
 def test_a_file_value_a_flag_replaces_earns_no_note(tmp_path: Path) -> None:
-    from ctxview.cli import _subcommand_parser, resolve_params_with_notes
+    from ctxview.cli import subcommand_parser
+    from ctxview.cli.common import resolve_params_with_notes
 
     params_file = tmp_path / "params.json"
     params_file.write_text('{"tokenBudget": 0, "freshTailMaxTokens": -1, "liveMessages": [null]}')
     live = tmp_path / "live.json"
     live.write_text('[{"role": "user", "content": "go"}]')
-    parser = _subcommand_parser("assemble")
+    parser = subcommand_parser("assemble")
     args = parser.parse_args([str(DEMO), "--params", str(params_file), "--budget", "5000", "--live", str(live)])
     params, _conversation, notes = resolve_params_with_notes(args)
     assert (params.token_budget, params.fresh_tail_max_tokens) == (5000, None)

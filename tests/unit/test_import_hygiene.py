@@ -16,6 +16,14 @@ HEADLESS_MODULES = [
     "ctxview.report",
     "ctxview.export",
     "ctxview.cli",
+    "ctxview.cli.common",
+    "ctxview.cli.conversations",
+    "ctxview.cli.assemble",
+    "ctxview.cli.export",
+    "ctxview.cli.diff",
+    "ctxview.cli.sweep",
+    "ctxview.cli.sample",
+    "ctxview.cli.tui",
     "ctxview.samples",
 ]
 

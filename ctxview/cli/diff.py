@@ -1,0 +1,109 @@
+"""``ctxview diff A [B]``: compare two assembled contexts (export files, databases or params files)."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, assemble_args, terminal_width, write_stdout
+from ctxview.errors import InputError
+
+if TYPE_CHECKING:
+    from ctxview.diff import DiffSide
+    from ctxview.pipeline import SessionAssembler
+
+DESCRIPTION = (
+    "Compare two assembled contexts and print which items changed outcome and the first message where the "
+    "assembled lists differ (everything before it is a prefix a prompt cache can reuse). A and B are each an "
+    "export file (trace exports also compare item outcomes; native, jsonl, openai and anthropic exports compare "
+    "messages only), an LCM database (assembled with the selection flags), or a params.json (assembled on --db "
+    "with the selection flags, which override the file). Exit status: 0 identical, 1 different, 2 error."
+)
+EPILOG = DEFAULTS_HELP
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", metavar="A", help="export file, LCM database or params.json")
+    parser.add_argument(
+        "b",
+        metavar="B",
+        nargs="?",
+        help="export file, LCM database or params.json (default: A again, to compare two --engine lines)",
+    )
+    parser.add_argument("--db", metavar="DB", help="the database to assemble params.json sides on")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    add_selection_flags(parser, engine_per_side=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ctxview.diff import diff_sides, diff_to_json, format_diff
+    from ctxview.export import pretty_js
+
+    sessions: dict[tuple[str, int | None], SessionAssembler] = {}
+    engines = list(args.engine or [])
+    if len(engines) > 2:
+        raise InputError("--engine: give it once (both sides) or twice (A, then B)")
+    if args.b is None and len(engines) != 2:
+        raise InputError("B is missing: give two inputs, or one database and --engine twice to compare the lines")
+    first, second = (engines * 2)[:2] if engines else (None, None)
+    side_a = _side(_with_engine(args, first), args.a, "A", sessions)
+    side_b = _side(_with_engine(args, second), args.b if args.b is not None else args.a, "B", sessions)
+    result = diff_sides(side_a, side_b)
+    if getattr(args, "json", False):
+        write_stdout(pretty_js(diff_to_json(result)) + "\n")
+    else:
+        write_stdout(format_diff(result, width=terminal_width(120)) + "\n")
+    return 0 if result.identical else 1
+
+
+def _with_engine(args: argparse.Namespace, engine: str | None) -> argparse.Namespace:
+    side = copy.copy(args)
+    side.engine = engine
+    return side
+
+
+def _side(
+    args: argparse.Namespace, spec: str, name: str, sessions: dict[tuple[str, int | None], SessionAssembler]
+) -> DiffSide:
+    from ctxview.diff import load_export, side_from_trace
+
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(f"{name}: {spec} not found")
+    if path.is_dir():
+        raise InputError(f"{name}: {spec} is a directory")
+    label = spec if args.engine is None else f"{spec} with lossless-claw {args.engine} rules"
+    if _is_sqlite(path):
+        trace = assemble_args(args, path, None, sessions)
+        return side_from_trace(trace, label)
+    if _is_params_file(path):
+        db = getattr(args, "db", None)
+        if not db:
+            raise InputError(f"{name}: {spec} is a params file; give the database to assemble it on with --db DB")
+        trace = assemble_args(args, Path(db), spec, sessions)
+        return side_from_trace(trace, label)
+    return load_export(path, label)
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _is_params_file(path: Path) -> bool:
+    """A parity params.json: a JSON object with assembly parameters and no messages."""
+    from ctxview.jsjson import try_js_parse
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    ok, data = try_js_parse(text)
+    if not ok or not isinstance(data, dict) or "messages" in data:
+        return False
+    return bool(data.keys() & {"tokenBudget", "prompt", "freshTailCount", "liveMessages", "promptAwareEviction"})
