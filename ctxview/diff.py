@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxview.assembly.tokens import serialized_message_tokens
 from ctxview.errors import InputError
-from ctxview.export import messages_sha256
+from ctxview.export.native import messages_sha256
 from ctxview.jsjson import collapse_js_whitespace, js_parse, js_stringify, js_trim
 from ctxview.model import Trace, count_text
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, print_notes, resolve_params, terminal_width
-from ctxview.cli.export import EXPORT_FORMAT_HELP, add_output_arguments, run_export
-from ctxview.export_formats import FORMATS
+from ctxview.cli.export import add_output_arguments, run_export
+from ctxview.export.formats import FORMATS, format_help
 
 DESCRIPTION = "Assemble a conversation's context headless and print the result."
 EPILOG = DEFAULTS_HELP
@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="trace",
         help="trace (or table): a readable per-item table with scores, outcomes and reasons (default); "
         "json: the parity expected.json shape plus ctxview's decisions; or an export format — "
-        + EXPORT_FORMAT_HELP
+        + format_help()
         + " (the JSON decision trace is `ctxview export --format trace`)",
     )
     add_output_arguments(parser, with_format=False)

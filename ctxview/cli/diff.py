@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ctxview.diff import diff_sides, diff_to_json, format_diff
-    from ctxview.export import pretty_js
+    from ctxview.export.jsontext import pretty_js
 
     sessions: dict[tuple[str, int | None], SessionAssembler] = {}
     engines = list(args.engine or [])

@@ -11,16 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, assemble_args, write_stdout
-from ctxview.export_formats import FORMAT_DESCRIPTIONS, FORMATS
+from ctxview.export.formats import FORMATS, format_help
 
 if TYPE_CHECKING:
     from ctxview.model import Trace
 
 DESCRIPTION = "Export a conversation's assembled context (to replay it, attach it to a report, diff it)."
 EPILOG = DEFAULTS_HELP
-
-EXPORT_FORMAT_HELP = "; ".join(f"{fmt}: {text}" for fmt, text in FORMAT_DESCRIPTIONS.items())
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("db", help="LCM SQLite database")
@@ -40,7 +37,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, with_format: bool =
             "--format",
             choices=FORMATS,
             default="native",
-            help=f"export format (default native). {EXPORT_FORMAT_HELP}",
+            help=f"export format (default native). {format_help()}",
         )
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output ('-')"

@@ -7,6 +7,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from ctxview.export.formats import format_list
+
 # (name, help, action on the inspector screen)
 INSPECTOR_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Toggle prompt-aware eviction", "evict by prompt relevance instead of age (t)", "toggle_prompt_aware"),
@@ -27,7 +29,7 @@ INSPECTOR_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Budget ×2", "double the token budget (>)", "budget_step(1, True)"),
     ("Budget ÷2", "halve the token budget (<)", "budget_step(-1, True)"),
     ("Reset budget", "back to the starting budget (0)", "budget_reset"),
-    ("Export assembled context", "native, openai, anthropic, markdown, trace or jsonl; file or clipboard (e)",
+    ("Export assembled context", f"{format_list(last=' or ')}; file or clipboard (e)",
      "export"),
     ("Reload database", "re-read the session, keep the parameters (r)", "reload"),
     ("Back to conversations", "the conversation picker (b)", "back"),

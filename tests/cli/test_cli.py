@@ -231,7 +231,8 @@ def test_a_default_assemble_loads_neither_the_export_writers_nor_the_opt_in_scor
     code = (
         "import sys; from ctxview.cli import main; "
         f"main(['assemble', {str(DEMO)!r}, '--format', 'json', '--prompt', 'deploy']); "
-        "print(sorted(m for m in ('ctxview.export', 'ctxview.scorers') if m in sys.modules), file=sys.stderr)"
+        "print(sorted(m for m in ('ctxview.export.openai', 'ctxview.export.turns', 'ctxview.scorers') "
+        "if m in sys.modules), file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stderr.strip().splitlines()[-1] == "[]"
@@ -239,7 +240,7 @@ def test_a_default_assemble_loads_neither_the_export_writers_nor_the_opt_in_scor
         "'--format', 'json'", "'--format', 'openai'"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stderr.strip().splitlines()[-1] == "['ctxview.export', 'ctxview.scorers']"
+    assert out.stderr.strip().splitlines()[-1] == "['ctxview.export.openai', 'ctxview.export.turns', 'ctxview.scorers']"
 
 
 def test_database_is_byte_identical_after_every_command(tmp_path: Path) -> None:

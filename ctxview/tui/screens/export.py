@@ -1,6 +1,6 @@
 """``e``: the export dialog — a format, a path, write it or copy it to the clipboard.
 
-The formats are ``ctxview.export.FORMATS`` with their descriptions; the text
+The formats are the ``ctxview.export.formats`` table with their descriptions; the text
 is ``export.render(trace, fmt)``, byte for byte what ``ctxview export``
 writes for the same run.  The path starts as ``suggested_filename`` for the
 format and follows the format until the user edits it.  Writing goes through
@@ -26,7 +26,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ctxview.errors import CtxviewError
-from ctxview.export import FORMAT_DESCRIPTIONS, FORMATS, render, suggested_filename, write_export
+from ctxview.export import FORMATS, format_named, render, suggested_filename, write_export
 from ctxview.model import Trace
 from ctxview.tui.scoring_view import run_label
 
@@ -44,7 +44,7 @@ def export_bytes(text: str) -> bytes:
 def format_option(fmt: str) -> Option:
     prompt = Text()
     prompt.append(f"{fmt:<10}", style="bold")
-    prompt.append(FORMAT_DESCRIPTIONS.get(fmt, ""), style="dim")
+    prompt.append(format_named(fmt).description, style="dim")
     return Option(prompt, id=fmt)
 
 

@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ctxview.export.formats import format_list
+
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Anywhere",
@@ -74,7 +76,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Export dialog (e)",
         (
-            ("↑ / ↓", "choose the format: native, openai, anthropic, markdown, trace, jsonl"),
+            ("↑ / ↓", f"choose the format: {format_list()}"),
             ("enter", "write the file (asks before replacing an existing one)"),
             ("ctrl+y", "copy the export to the clipboard (OSC 52: only where the terminal supports it)"),
             ("escape", "cancel"),
