@@ -1,17 +1,127 @@
-"""Writing the files people ask for: whole or not at all, never clobbering one they did not.
+"""Reading the files people name and writing the files they ask for.
 
-A file is written to a temporary sibling, then renamed into place; exports
-and sample databases both go through ``replacing``.
+Reading: every way a named file cannot be read is one ``InputError`` line,
+worded for the kind of file it is; what is not a regular file is refused
+before it is opened (a named pipe would block the command forever).
+
+Writing: a file appears whole or not at all (a temporary sibling, then a
+rename), and a file nobody asked to replace is never clobbered.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ctxview.errors import InputError
+
+# --- reading -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """How errors about one kind of input file read.
+
+    Each message is a template with ``{what}`` and ``{path}``; ``not_regular``
+    also gets ``{kind}`` (e.g. "a named pipe"), ``not_text`` ``{byte}`` (the
+    offset of the first bad byte) and ``unreadable`` ``{reason}`` (the system's
+    words, e.g. "Permission denied").
+    """
+
+    what: str
+    missing: str = "{what} not found: {path}"
+    directory: str = "{what} is a directory, not a file: {path}"
+    not_regular: str = "{what} is not a regular file ({kind}): {path}"
+    not_text: str = "{what} is not UTF-8 text: {path} (byte {byte})"
+    unreadable: str = "cannot read {what} {path}: {reason}"
+
+    def error(self, template: str, path: str | os.PathLike[str], **values: object) -> InputError:
+        return InputError(template.format(what=self.what, path=os.fspath(path), **values))
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a special file"
+
+
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike[str], wording: Wording) -> Iterator[BinaryIO]:
+    """Open a regular file for reading in binary mode; anything else is an ``InputError`` in ``wording``.
+
+    The file type is checked before opening (``stat`` follows symlinks; a loop
+    is an error like any other) and again on the open descriptor, which is
+    opened non-blocking so that a file swapped for a pipe meanwhile cannot hang.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise wording.error(wording.missing, path) from None
+    except OSError as exc:
+        raise wording.error(wording.unreadable, path, reason=exc.strerror or exc) from None
+    _check_regular(mode, path, wording)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise wording.error(wording.missing, path) from None
+    except OSError as exc:
+        raise wording.error(wording.unreadable, path, reason=exc.strerror or exc) from None
+    try:
+        _check_regular(os.fstat(fd).st_mode, path, wording)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        try:
+            yield handle
+        except OSError as exc:
+            raise wording.error(wording.unreadable, path, reason=exc.strerror or exc) from None
+
+
+def _check_regular(mode: int, path: str | os.PathLike[str], wording: Wording) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise wording.error(wording.directory, path)
+    raise wording.error(wording.not_regular, path, kind=file_kind(mode))
+
+
+def read_head(path: str | os.PathLike[str], size: int, wording: Wording) -> bytes:
+    """The first ``size`` bytes of a regular file (fewer when it is shorter)."""
+    with open_regular(path, wording) as handle:
+        return handle.read(size)
+
+
+def read_text(path: str | os.PathLike[str], wording: Wording, *, encoding: str = "utf-8") -> str:
+    """The text of a regular file, newlines read as Python's text mode reads them (``\\r\\n`` and ``\\r`` as ``\\n``).
+
+    ``encoding`` is ``"utf-8"`` or ``"utf-8-sig"`` (a leading byte-order mark dropped).
+    """
+    with open_regular(path, wording) as handle:
+        data = handle.read()
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise wording.error(wording.not_text, path, byte=exc.start) from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
 
 # --- writing -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, assemble_args, terminal_width, write_stdout
 from ctxview.errors import InputError
+from ctxview.files import Wording, read_head, read_text
 
 if TYPE_CHECKING:
     from ctxview.diff import DiffSide
@@ -68,17 +69,21 @@ def _side(
     args: argparse.Namespace, spec: str, name: str, sessions: dict[tuple[str, int | None], SessionAssembler]
 ) -> DiffSide:
     from ctxview.diff import load_export, side_from_trace
+    from ctxview.sqlite_readonly import SQLITE_MAGIC
 
     path = Path(spec)
-    if not path.exists():
-        raise InputError(f"{name}: {spec} not found")
-    if path.is_dir():
-        raise InputError(f"{name}: {spec} is a directory")
+    wording = Wording(
+        name,
+        missing="{what}: {path} not found",
+        directory="{what}: {path} is a directory",
+        not_regular="{what}: {path} is not a regular file ({kind})",
+        unreadable="cannot read {path}: {reason}",
+    )
     label = spec if args.engine is None else f"{spec} with lossless-claw {args.engine} rules"
-    if _is_sqlite(path):
+    if read_head(spec, len(SQLITE_MAGIC), wording) == SQLITE_MAGIC:
         trace = assemble_args(args, path, None, sessions)
         return side_from_trace(trace, label)
-    if _is_params_file(path):
+    if _is_params_file(spec, wording):
         db = getattr(args, "db", None)
         if not db:
             raise InputError(f"{name}: {spec} is a params file; give the database to assemble it on with --db DB")
@@ -87,21 +92,13 @@ def _side(
     return load_export(path, label)
 
 
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == b"SQLite format 3\x00"
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _is_params_file(path: Path) -> bool:
+def _is_params_file(path: str, wording: Wording) -> bool:
     """A parity params.json: a JSON object with assembly parameters and no messages."""
     from ctxview.jsjson import try_js_parse
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path, wording)
+    except InputError:
         return False
     ok, data = try_js_parse(text)
     if not ok or not isinstance(data, dict) or "messages" in data:

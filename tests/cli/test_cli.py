@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +122,22 @@ def test_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
     assert lines[0].startswith("ctxview: error:")
     assert message in lines[0]
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["assemble", str(DEMO), "--live", "{fifo}"], "Live-input file {fifo} is not a regular file (a named pipe)."),
+        (["assemble", str(DEMO), "--params", "{fifo}"], "params file is not a regular file (a named pipe): {fifo}"),
+        (["diff", "{fifo}", str(DEMO)], "A: {fifo} is not a regular file (a named pipe)"),
+        (["diff", str(DEMO), "{fifo}"], "B: {fifo} is not a regular file (a named pipe)"),
+    ],
+)
+def test_a_named_pipe_is_refused_at_once(flags: list[str], message: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "input.json"
+    os.mkfifo(fifo)  # nothing ever writes to it: reading it would wait forever (the run's timeout)
+    out = ctxview(*(flag.format(fifo=fifo) for flag in flags))
+    assert (out.returncode, out.stdout, out.stderr) == (2, "", f"ctxview: error: {message.format(fifo=fifo)}\n")
 
 
 # --- params and live files outside the usual ranges: the engine's reading, and a note on stderr ------
