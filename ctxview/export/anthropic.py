@@ -22,6 +22,7 @@ from ctxview.jsjson import is_blank, js_trim_end
 if TYPE_CHECKING:
     from ctxview.model import Trace
 
+
 _ANTHROPIC_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 
 

@@ -10,6 +10,7 @@ from ctxview.jsjson import JSNumber, escape_lone_surrogates, js_stringify, to_pl
 
 
 def pretty_plain(value: Any) -> str:
+    """Indented JSON of plain values (the API formats hold no JavaScript number text), with a final newline."""
     return json.dumps(to_plain(value), ensure_ascii=False, indent=2) + "\n"
 
 

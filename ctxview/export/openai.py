@@ -22,6 +22,7 @@ from ctxview.jsjson import is_blank
 if TYPE_CHECKING:
     from ctxview.model import Trace
 
+
 _OPENAI_MAX_ID = 40  # Chat Completions rejects longer tool_call ids
 
 
@@ -72,7 +73,6 @@ def _openai_user_content(parts: list[Part]) -> str | list[dict[str, Any]]:
     if len(items) == 1 and items[0]["type"] == "text":
         return str(items[0]["text"])
     return items
-
 
 
 def _openai_text_content(texts: list[str]) -> str | list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from ctxview.report import decision_json, trace_to_json
 if TYPE_CHECKING:
     from ctxview.model import Params, Trace
 
+# the trace export's own format version (its "ctxview" header)
 EXPORT_VERSION = 1
 
 

@@ -86,6 +86,7 @@ class Turn:
 
 
 def block_json(value: Any) -> str:
+    """A block no API slot takes, kept as its JSON text so that nothing is lost."""
     return js_stringify(value)
 
 
@@ -321,8 +322,8 @@ def arguments_object(call: Call) -> dict[str, Any]:
     return {call.payload_key: to_plain(value)}
 
 
-
 def thinking_block(part: Thinking) -> dict[str, Any]:
+    """Thinking where an API has no place for it: the block as stored, to be passed on as text."""
     if part.kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": part.data}
     return {"type": part.kind, part.kind if part.kind == "thinking" else "text": part.text}
