@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ctxview.model import Params
 from ctxview.pipeline import SessionAssembler
-from ctxview.samples import ensure_demo_db
+from ctxview.samples import DEMO_PARAMS, ensure_demo_db
 from ctxview.store import LcmStore
 from ctxview.sweep import default_budgets, sweep
 from ctxview.tui.app import CtxviewApp
@@ -14,16 +13,9 @@ from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.screens.sweep import SweepScreen
 from ctxview.tui.widgets.items_table import ItemsTable
 from ctxview.tui.widgets.sweep_plot import SweepPlot
+from tests.conftest import wait_for
 
-PARAMS = Params(token_budget=2000, prompt="helm rollback failed deploy", prompt_aware_eviction=True, fresh_tail_count=8)
-
-
-async def wait_for(pilot, condition, rounds: int = 600) -> None:
-    for _ in range(rounds):
-        await pilot.pause()
-        if condition():
-            return
-    raise AssertionError("condition never held")
+PARAMS = DEMO_PARAMS
 
 
 async def test_sweep_view_fills_the_min_budget_column() -> None:
