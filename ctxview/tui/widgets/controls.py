@@ -3,6 +3,11 @@
 Each edit is validated here; a good value becomes new Params (posted as
 ``Controls.ParamsChanged``), a bad one marks its input invalid and posts
 ``Controls.Invalid`` so the screen can say why while the last trace stays.
+Params the screen changes itself (keys, the palette) come back through
+``set_params``, which sets the fields without posting their change events.
+The controls are not bound to the screen's params: an edit typed here is
+already shown, and a bound copy arriving after the next keystroke would
+overwrite it with the older value.
 """
 
 from __future__ import annotations
@@ -122,7 +127,6 @@ class Controls(Horizontal):
     def __init__(self, params: Params, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.params = params
-        self._echo: dict[str, str] = {}  # values set by set_params, whose Changed events are not edits
 
     def compose(self) -> ComposeResult:
         p = self.params
@@ -154,7 +158,7 @@ class Controls(Horizontal):
         self.set_class(narrow, "-narrow")
 
     def set_params(self, params: Params) -> None:
-        """Show params changed elsewhere (keys, reload) without echoing them back as edits."""
+        """Show params changed elsewhere (keys, the palette) without echoing them back as edits."""
         self.params = params
         values = {
             "prompt": params.prompt or "",
@@ -162,21 +166,21 @@ class Controls(Horizontal):
             "tail": _number_text(params.fresh_tail_count),
             "reserved": str(params.reserved_tokens),
         }
-        for widget_id, value in values.items():
-            field = self.query_one(f"#{widget_id}", Input)
-            if widget_id in _PARSERS and self._parses_to(widget_id, field.value, params):
-                continue  # keep what the user typed ("8k") when it means the same
-            if field.value != value:
-                self._echo[widget_id] = value
-                field.value = value
-        self.query_one("#prompt-aware", Switch).value = params.prompt_aware_eviction
-        self.query_one("#engine", Switch).value = params.engine
-        for select, value in (
-            (self.query_one("#scorer", ScorerSelect), scorer_choice(params.scorer)),
-            (self.query_one("#tokenizer", TokenizerSelect), params.tokenizer),
-        ):
-            if value in select.names and select.value != value:
-                select.value = value  # its Changed event matches self.params, so it is not an edit
+        with self.prevent(Input.Changed, Switch.Changed, Select.Changed):
+            for widget_id, value in values.items():
+                field = self.query_one(f"#{widget_id}", Input)
+                if widget_id in _PARSERS and self._parses_to(widget_id, field.value, params):
+                    continue  # keep what the user typed ("8k") when it means the same
+                if field.value != value:
+                    field.value = value
+            self.query_one("#prompt-aware", Switch).value = params.prompt_aware_eviction
+            self.query_one("#engine", Switch).value = params.engine
+            for select, value in (
+                (self.query_one("#scorer", ScorerSelect), scorer_choice(params.scorer)),
+                (self.query_one("#tokenizer", TokenizerSelect), params.tokenizer),
+            ):
+                if value in select.names and select.value != value:
+                    select.value = value
 
     def _parses_to(self, widget_id: str, text: str, params: Params) -> bool:
         try:
@@ -189,9 +193,6 @@ class Controls(Horizontal):
         widget_id = event.input.id or ""
         if event.value != event.input.value:
             return  # stale: the field has changed again since; its own event follows
-        if self._echo.get(widget_id) == event.value:
-            del self._echo[widget_id]
-            return
         if widget_id == "prompt":
             self._emit(replace(self.params, prompt=event.value if event.value else None), widget_id)
             return
@@ -223,7 +224,7 @@ class Controls(Horizontal):
             return  # stale: changed again since
         current = getattr(self.params, select.FIELD)
         if (scorer_choice(current) if select.FIELD == "scorer" else current) == event.value:
-            return  # an echo of set_params, or the same scorer under another name
+            return  # the scorer it is already (perhaps under another name)
         self._emit(replace(self.params, **{select.FIELD: event.value}), select.FIELD)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

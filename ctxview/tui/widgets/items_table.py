@@ -2,7 +2,9 @@
 
 Rows are formatted only when they scroll into view; a new trace swaps the
 row data and repaints.  Separators mark the fresh-tail boundary, the budget
-line and the live inputs (see ``ctxview.tui.view.layout_rows``).
+line and the live inputs (see ``ctxview.tui.view.layout_rows``).  In the
+inspector the table is bound to the screen's ``assembly`` (each run) and
+``min_budgets`` (the last sweep); ``show`` is the same swap for other hosts.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.message import Message
+from textual.reactive import var
 
 from ctxview.model import Decision, Trace
 from ctxview.tui.scoring_view import LABEL_WIDTH, has_labels, label_marker, label_tone
+from ctxview.tui.state import Assembly, MinBudgets
 from ctxview.tui.view import (
     OutcomeDiff,
     SortMode,
@@ -137,6 +141,9 @@ class ItemsTable(VirtualList):
         def control(self) -> ItemsTable:
             return self.table
 
+    assembly: var[Assembly | None] = var(None, init=False)  # the run to show (bound to the inspector's)
+    min_budgets: var[MinBudgets | None] = var(None, init=False)  # the last budget sweep's answer, if any
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.trace: Trace | None = None
@@ -144,9 +151,27 @@ class ItemsTable(VirtualList):
         self.diff: OutcomeDiff = OutcomeDiff()
         self.sort: SortMode = "ordinal"
         self.show_labels = False  # the label column, when the trace comes from a named scorer
-        self.show_min_budget = False  # the min-budget column, when a budget sweep filled Decision.min_budget
+        self.show_min_budget = False  # the min-budget column, when the last sweep covers this trace's params
+
+    def on_mount(self) -> None:
+        self.border_title = "items"
 
     # --- data ----------------------------------------------------------------------------
+
+    def watch_assembly(self, assembly: Assembly | None) -> None:
+        if assembly is None:
+            return
+        self.loading = False
+        self.show(assembly.trace, assembly.diff, assembly.layout)
+        self.border_title = f"items · {assembly.layout.row_count:,}"
+
+    def watch_min_budgets(self) -> None:
+        if self.trace is not None:
+            self._update_min_budget_column(self.trace)
+            self.invalidate()
+
+    def _update_min_budget_column(self, trace: Trace) -> None:
+        self.show_min_budget = self.min_budgets is not None and self.min_budgets.covers(trace.params)
 
     def show(self, trace: Trace, diff: OutcomeDiff, layout: TableLayout | None = None) -> None:
         """Swap in a new trace; keep the cursor on the same item when it still exists."""
@@ -154,6 +179,7 @@ class ItemsTable(VirtualList):
         self.trace = trace
         self.diff = diff
         self.show_labels = has_labels(trace)
+        self._update_min_budget_column(trace)
         self.table_layout = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
         self.set_line_count(len(self.table_layout.lines))
         self._restore(key)
@@ -276,6 +302,7 @@ class ItemsTable(VirtualList):
         if cursor:
             row_bg = self.part_style("cursor")
         widths = self._widths(width)
+        min_budget = self.min_budgets.of(d.key) if self.show_min_budget and self.min_budgets is not None else None
         reason = d.reason
         if d.evicted_by:
             reason = f"{reason} [for {d.evicted_by}]"
@@ -287,7 +314,7 @@ class ItemsTable(VirtualList):
             (format_score(d.score), body),
             (label_marker(d.label_extra), self.part_style(f"label-{label_tone(d.label_extra)}")),
             (outcome_text(d.outcome), outcome_style + Style(bold=True)),
-            ("never" if d.min_budget is None else f"{d.min_budget:,}", body),
+            ("never" if min_budget is None else f"{min_budget:,}", body),
             (clean_inline(reason, 300), body),
         ]
         aligns = [align for _, _, align in _FIXED] + ["<"]
