@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.message import Message
@@ -40,6 +40,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 from ctxview.errors import CtxviewError
 from ctxview.model import Params, Session, Trace
+from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.scoring_view import RoiTable, roi_table
 from ctxview.tui.state import Assembly, MinBudgets, Selection
 from ctxview.tui.view import (
@@ -76,28 +77,7 @@ class InspectorScreen(Screen[None]):
     DEBOUNCE: ClassVar[float] = 0.1
     AUTO_FOCUS = "ItemsTable"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "focus_prompt", "Prompt", id="inspector.focus_prompt"),
-        Binding("escape", "focus_table", "Table", show=False, id="inspector.focus_table"),
-        Binding("plus,equals_sign", "budget_step(1)", "Budget +10%", key_display="+", id="inspector.budget_up"),
-        Binding("minus,underscore", "budget_step(-1)", "−10%", key_display="-", id="inspector.budget_down"),
-        Binding("greater_than_sign", "budget_step(1, True)", "Budget ×2", show=False, id="inspector.budget_double"),
-        Binding("less_than_sign", "budget_step(-1, True)", "Budget ÷2", show=False, id="inspector.budget_half"),
-        Binding("0", "budget_reset", "Reset budget", show=False, id="inspector.budget_reset"),
-        Binding("t", "toggle_prompt_aware", "Prompt-aware", id="inspector.toggle_prompt_aware"),
-        Binding("l", "toggle_engine", "Live", id="inspector.toggle_engine"),
-        Binding("E", "switch_rules", "Rules 0.15/1.0", show=False, id="inspector.switch_rules"),
-        Binding("o", "cycle_sort", "Sort", id="inspector.cycle_sort"),
-        Binding("c", "cycle_scorer", "Scorer", id="inspector.cycle_scorer"),
-        Binding("u", "toggle_tokenizer", "Tokenizer", show=False, id="inspector.toggle_tokenizer"),
-        Binding("i", "roi_view", "ROI", id="inspector.roi_view"),
-        Binding("w", "sweep", "Sweep", show=False, id="inspector.sweep"),
-        Binding("p", "jump_partner", "Partner", id="inspector.jump_partner"),
-        Binding("d", "toggle_side", "Detail", id="inspector.toggle_side"),
-        Binding("e", "export", "Export", id="inspector.export"),
-        Binding("r", "reload", "Reload", id="inspector.reload"),
-        Binding("b,backspace", "back", "Back", id="inspector.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("inspector")
 
     # the state the views bind to (``var``: setting one repaints only the widgets that use it)
     params: var[Params] = var(Params(), init=False)
@@ -159,10 +139,11 @@ class InspectorScreen(Screen[None]):
         return self.assembly.diff if self.assembly is not None else OutcomeDiff()
 
     def on_mount(self) -> None:
-        table = self.query_one(ItemsTable)
-        table.border_subtitle = "sort: ordinal (o)"
+        self._show_key_hints()
+        self.bindings_updated_signal.subscribe(self, self._bindings_updated)
         self.query_one("#load-error").display = False
         self.sub_title = f"{self.db_path.name} · loading…"
+        table = self.query_one(ItemsTable)
         table.focus()
         table.loading = True
         self.load_session()
@@ -170,6 +151,14 @@ class InspectorScreen(Screen[None]):
             from ctxview.watch import WATCH_INTERVAL
 
             self.set_interval(WATCH_INTERVAL, self._poll_database, name="watch the database")
+
+    def _bindings_updated(self, _screen: Screen[object]) -> None:
+        self._show_key_hints()  # perhaps a new keymap (App.set_keymap)
+
+    def _show_key_hints(self) -> None:
+        """The titles that name a key, with the keys of the active keymap."""
+        table = self.query_one(ItemsTable)
+        table.border_subtitle = f"sort: {table.sort} ({app_key(self.app, 'inspector.cycle_sort')})"
 
     def on_unmount(self) -> None:
         if self._watcher is not None:
@@ -212,7 +201,9 @@ class InspectorScreen(Screen[None]):
         table.loading = False
         if self.trace is None:
             error = self.query_one("#load-error", Static)
-            error.update(Text(f"{message}\n\nPress b to choose another conversation, r to retry, q to quit."))
+            back, reload, quit_ = (app_key(self.app, i) for i in ("inspector.back", "inspector.reload", "app.quit"))
+            error.update(Text(f"{message}\n\nPress {back} to choose another conversation, {reload} to retry, "
+                              f"{quit_} to quit."))
             error.display = True
             table.display = False
         self.sub_title = f"{self.db_path.name} · error"
@@ -461,12 +452,12 @@ class InspectorScreen(Screen[None]):
     def action_cycle_sort(self) -> None:
         table = self.query_one(ItemsTable)
         sort = SORT_MODES[(SORT_MODES.index(table.sort) + 1) % len(SORT_MODES)]
-        table.border_subtitle = f"sort: {sort} (o)"
         if self.trace is None or len(self.trace.decisions) < 20_000:
             table.set_sort(sort)
         else:
             table.sort = sort  # new traces use it at once; the current one is re-laid out off the UI thread
             self._relayout(self.trace, sort)
+        self._show_key_hints()
 
     @work(exclusive=True, group="layout", exit_on_error=False)
     async def _relayout(self, trace: Trace, sort: SortMode) -> None:

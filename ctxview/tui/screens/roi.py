@@ -21,13 +21,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ctxview.model import Params
+from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.scoring_view import (
     RoiTable,
     category_tone,
@@ -55,10 +56,10 @@ def _count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "—"
 
 
-def off_message(scorer: str, pending: str | None = None) -> Text:
+def off_message(scorer: str, pending: str | None = None, switch_key: str = "c") -> Text:
     """What the view says when the last run did not use the section-ROI scorer."""
     text = Text()
-    text.append("ROI scorer is off — press c to switch", style="bold")
+    text.append(f"ROI scorer is off — press {switch_key} to switch", style="bold")
     text.append(f"\n\nThe last run used the {scorer or 'lcm'} scorer. ", style="dim")
     text.append(
         "The ROI table comes from the section-ROI scorer: it groups items into sections (user, assistant, "
@@ -72,10 +73,10 @@ def off_message(scorer: str, pending: str | None = None) -> Text:
     return text
 
 
-def roi_renderable(table: RoiTable, pending: str | None = None) -> RenderableType:
-    """The header lines and the table of sections."""
+def roi_renderable(table: RoiTable, pending: str | None = None, switch_key: str = "c") -> RenderableType:
+    """The header lines and the table of sections (``switch_key``: what switches the scorer on)."""
     if not table.active:
-        return off_message(table.scorer, pending)
+        return off_message(table.scorer, pending, switch_key)
     head = Text()
     head.append("section ROI", style="bold")
     if table.threshold is not None:
@@ -130,11 +131,7 @@ def roi_renderable(table: RoiTable, pending: str | None = None) -> RenderableTyp
 class RoiScreen(ModalScreen[None]):
     """The ROI table of the current trace; ``c`` / ``u`` propose another scorer or tokenizer."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,i", "close", "Close", id="roi.close"),
-        Binding("c", "switch_scorer", "Scorer", id="roi.switch_scorer"),
-        Binding("u", "toggle_tokenizer", "Tokenizer", id="roi.toggle_tokenizer"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("roi")
 
     DEFAULT_CSS = """
     RoiScreen {
@@ -164,8 +161,11 @@ class RoiScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "section ROI"
-            scroll.border_subtitle = "c scorer · u tokenizer · escape closes"
-            yield Static(roi_renderable(self.roi), id="roi-body")
+            keys = {name: app_key(self.app, f"roi.{name}") for name in ("switch_scorer", "toggle_tokenizer", "close")}
+            scroll.border_subtitle = (
+                f"{keys['switch_scorer']} scorer · {keys['toggle_tokenizer']} tokenizer · {keys['close']} closes"
+            )
+            yield Static(roi_renderable(self.roi, switch_key=keys["switch_scorer"]), id="roi-body")
 
     def watch_roi(self, roi: RoiTable) -> None:
         if self._pending is not None and roi.scorer == self._pending:
@@ -174,7 +174,8 @@ class RoiScreen(ModalScreen[None]):
 
     def _redraw(self) -> None:
         if self.is_attached:
-            self.query_one("#roi-body", Static).update(roi_renderable(self.roi, self._pending))
+            body = roi_renderable(self.roi, self._pending, app_key(self.app, "roi.switch_scorer"))
+            self.query_one("#roi-body", Static).update(body)
 
     def action_switch_scorer(self) -> None:
         """Off: switch straight to ROI (what the message promises); on: cycle on, as ``c`` does everywhere."""

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.screen import Screen
@@ -25,6 +25,7 @@ from textual.widgets import Footer, Header, Static
 
 from ctxview.model import Params
 from ctxview.sweep import SweepResult
+from ctxview.tui.actions import bindings
 from ctxview.tui.widgets.sweep_plot import SweepPlot
 
 Sweeper = Callable[[Params], SweepResult]  # runs the sweep of these params over every budget (in a thread)
@@ -46,10 +47,7 @@ def runs_table(result: SweepResult) -> Table:
 class SweepScreen(Screen[SweepResult | None]):
     """The sweep of one set of params over every budget; dismissed with its result (None: none yet)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,b,w", "close", "Back", id="sweep.close"),
-        Binding("r", "rerun", "Re-run", id="sweep.rerun"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("sweep")
 
     DEFAULT_CSS = """
     SweepScreen #sweep-body { padding: 0 1; }

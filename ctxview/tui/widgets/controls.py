@@ -24,6 +24,7 @@ from textual.widgets import Input, Select, Switch
 
 from ctxview.errors import InputError
 from ctxview.model import Params
+from ctxview.tui.actions import app_key
 from ctxview.tui.scoring_view import scorer_choice
 from ctxview.tui.view import parse_budget_text, parse_count_text, parse_whole_text
 from ctxview.tui.widgets.scorer_controls import ChoiceSelect, ScorerSelect, TokenizerSelect
@@ -100,8 +101,9 @@ class Controls(Horizontal):
             self.field = field
             self.reason = reason
 
+    # titles of the fields; "{key}": the key that focuses the prompt, from the active keymap
     BORDER_TITLES: ClassVar[dict[str, str]] = {
-        "prompt": "prompt  /",
+        "prompt": "prompt  {key}",
         "budget": "budget",
         "tail": "tail",
         "reserved": "reserved",
@@ -112,7 +114,7 @@ class Controls(Horizontal):
     }
 
     SHORT_TITLES: ClassVar[dict[str, str]] = {
-        "prompt": "prompt /",
+        "prompt": "prompt {key}",
         "budget": "budget",
         "tail": "tail",
         "reserved": "resv",
@@ -127,6 +129,7 @@ class Controls(Horizontal):
     def __init__(self, params: Params, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.params = params
+        self._narrow = False  # short titles (set on resize)
 
     def compose(self) -> ComposeResult:
         p = self.params
@@ -140,22 +143,35 @@ class Controls(Horizontal):
         yield TokenizerSelect(p.tokenizer, id="tokenizer")
 
     def on_mount(self) -> None:
-        self._set_titles(self.BORDER_TITLES)
+        self._show_key_hints()
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_updated)
+
+    def _bindings_updated(self, _screen: object) -> None:
+        self._show_key_hints()  # perhaps a new keymap (App.set_keymap)
+
+    def _show_key_hints(self) -> None:
+        """Titles and tooltips, with the keys of the active keymap."""
+        self._set_titles(self.SHORT_TITLES if self._narrow else self.BORDER_TITLES)
+        budget_keys = " ".join(
+            app_key(self.app, f"inspector.{name}")
+            for name in ("budget_up", "budget_down", "budget_double", "budget_half", "budget_reset")
+        )
         self.query_one("#prompt", Input).tooltip = "The incoming user prompt: drives the relevance scores."
-        self.query_one("#budget", Input).tooltip = "Token budget: a number, or 8k / 1.5m. Table keys: + - > < 0"
+        self.query_one("#budget", Input).tooltip = f"Token budget: a number, or 8k / 1.5m. Table keys: {budget_keys}"
         self.query_one("#tail", Input).tooltip = "Fresh-tail count: newest raw messages that are always kept."
         self.query_one("#reserved", Input).tooltip = "Tokens reserved for host costs (system prompt, tool schemas)."
         self.query_one("#prompt-aware", Switch).tooltip = "Evict by prompt relevance instead of age."
         self.query_one("#engine", Switch).tooltip = "Run the engine step: live inputs and the serialized clamp."
 
     def _set_titles(self, titles: dict[str, str]) -> None:
+        key = app_key(self.app, "inspector.focus_prompt")
         for widget_id, title in titles.items():
-            self.query_one(f"#{widget_id}").border_title = title
+            self.query_one(f"#{widget_id}").border_title = title.format(key=key)
 
     def on_resize(self, event: Resize) -> None:
-        narrow = event.size.width < self.NARROW_WIDTH
-        self._set_titles(self.SHORT_TITLES if narrow else self.BORDER_TITLES)
-        self.set_class(narrow, "-narrow")
+        self._narrow = event.size.width < self.NARROW_WIDTH
+        self._set_titles(self.SHORT_TITLES if self._narrow else self.BORDER_TITLES)
+        self.set_class(self._narrow, "-narrow")
 
     def set_params(self, params: Params) -> None:
         """Show params changed elsewhere (keys, the palette) without echoing them back as edits."""

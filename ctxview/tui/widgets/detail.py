@@ -21,6 +21,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from ctxview.model import Decision, Session, Trace, describe_key
+from ctxview.tui.actions import app_key
 from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
 from ctxview.tui.state import MinBudgets, Selection
 from ctxview.tui.view import clean_block, clean_inline, item_id, message_json, outcome_text, partner, row_class
@@ -120,9 +121,17 @@ def score_rows(trace: Trace, decision: Decision) -> list[RenderableType]:
 
 
 def describe(
-    trace: Trace, decision: Decision, session: Session | None, min_budget: int | None = None
+    trace: Trace,
+    decision: Decision,
+    session: Session | None,
+    min_budget: int | None = None,
+    partner_key: str = "p",
 ) -> list[RenderableType]:
-    """The detail pane's content for one decision (``min_budget``: from a budget sweep, when one covers it)."""
+    """The detail pane's content for one decision.
+
+    ``min_budget``: from a budget sweep, when one covers the trace; ``partner_key``: the key that
+    jumps to the tool-pair partner.
+    """
     parts: list[RenderableType] = []
     klass = row_class(decision)
     head = Text()
@@ -163,7 +172,7 @@ def describe(
         line = Text()
         if mate is not None:
             line.append(f"{item_id(mate)} {clean_inline(mate.label, 30)} ({outcome_text(mate.outcome)})")
-            line.append("  press p to jump", style="dim")
+            line.append(f"  press {partner_key} to jump", style="dim")
         else:
             line.append(", ".join(decision.pair_with))
         parts.append(_field("tool pair", line))
@@ -274,7 +283,8 @@ class DetailPane(VerticalScroll):
         self.key = decision.key
         budgets = self.min_budgets
         min_budget = budgets.of(decision.key) if budgets is not None and budgets.covers(trace.params) else None
-        self._set_body(Group(*describe(trace, decision, selection.session if selection else None, min_budget)))
+        partner_key = app_key(self.app, "inspector.jump_partner")
+        self._set_body(Group(*describe(trace, decision, selection.session, min_budget, partner_key)))
 
     def _set_body(self, content: Group | Text) -> None:
         """Swap the text; re-lay the screen out only when its height changed.
