@@ -84,7 +84,7 @@ class InspectorScreen(Screen[None]):
     assembly: var[Assembly | None] = var(None, init=False)
     selection: var[Selection | None] = var(None, init=False)
     min_budgets: var[MinBudgets | None] = var(None, init=False)
-    roi: var[RoiTable] = var(roi_table(None), init=False)
+    roi: var[RoiTable] = var(roi_table(None), init=False, always_update=True)
 
     def __init__(self, db_path: Path, conversation_id: int | None, params: Params, *, watch: bool = False) -> None:
         super().__init__()

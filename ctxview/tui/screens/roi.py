@@ -148,7 +148,7 @@ class RoiScreen(ModalScreen[None]):
     }
     """
 
-    roi: var[RoiTable] = var(RoiTable(active=False, scorer="", rows=[]), init=False)  # the table to show
+    roi: var[RoiTable] = var(RoiTable(active=False, scorer="", rows=[]), init=False, always_update=True)
     params: var[Params] = var(Params(), init=False)  # the params the next run uses
 
     def __init__(self, roi: RoiTable, params: Params, edit_params: ParamsEditor) -> None:
