@@ -15,7 +15,7 @@ from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.widgets.items_table import ItemsTable
 from tests.conftest import settle, wait_for
 
-KEYMAP = {"inspector.cycle_sort": "f2", "inspector.budget_up": "f5"}
+KEYMAP = {"inspector.cycle_sort": "f2", "inspector.budget_up": "f5", "inspector.focus_prompt": "f3"}
 
 
 def help_lines(screen: HelpScreen) -> list[str]:
@@ -75,3 +75,10 @@ async def test_a_remapped_key_shows_in_the_help_the_palette_and_the_titles(demo_
         assert "Cycle sort order\nordinal → score → tokens (f2)" in await palette_entries(pilot, "sort")
         assert "Budget +10 %\nraise the token budget (f5)" in await palette_entries(pilot, "budget +")
         assert "Show the ROI table\nsection-ROI bands, factors and decisions (i)" in await palette_entries(pilot, "roi")
+
+        # and the titles that name a key: the prompt's, whose key now focuses it
+        prompt = screen.query_one("#prompt")
+        assert prompt.border_title == "prompt  f3"
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.focused is prompt

@@ -24,7 +24,7 @@ from textual.widgets import Input, Select, Switch
 
 from ctxview.errors import InputError
 from ctxview.model import Params
-from ctxview.tui.actions import app_key
+from ctxview.tui.actions import active_keymap, app_key
 from ctxview.tui.scoring_view import scorer_choice
 from ctxview.tui.view import parse_budget_text, parse_count_text, parse_whole_text
 from ctxview.tui.widgets.scorer_controls import ChoiceSelect, ScorerSelect, TokenizerSelect
@@ -130,6 +130,7 @@ class Controls(Horizontal):
         super().__init__(id=id, classes=classes)
         self.params = params
         self._narrow = False  # short titles (set on resize)
+        self._keymap_shown: dict[str, str] = {}  # the keymap the titles and tooltips name keys from
 
     def compose(self) -> ComposeResult:
         p = self.params
@@ -147,10 +148,12 @@ class Controls(Horizontal):
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_updated)
 
     def _bindings_updated(self, _screen: object) -> None:
-        self._show_key_hints()  # perhaps a new keymap (App.set_keymap)
+        if active_keymap(self.app) != self._keymap_shown:  # a new keymap (App.set_keymap), not a focus change
+            self._show_key_hints()
 
     def _show_key_hints(self) -> None:
         """Titles and tooltips, with the keys of the active keymap."""
+        self._keymap_shown = dict(active_keymap(self.app))
         self._set_titles(self.SHORT_TITLES if self._narrow else self.BORDER_TITLES)
         budget_keys = " ".join(
             app_key(self.app, f"inspector.{name}")
