@@ -59,16 +59,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo_params(params: Params, args: argparse.Namespace) -> Params:
-    """The demo opens where eviction is visible: a tight budget, a prompt, prompt-aware on."""
+    """The demo opens where eviction is visible (``DEMO_PARAMS``), except where a flag says otherwise."""
+    from ctxview.samples import DEMO_PARAMS
+
     changes: dict[str, Any] = {}
     if args.budget is None:
-        changes["token_budget"] = 2000
+        changes["token_budget"] = DEMO_PARAMS.token_budget
     if args.prompt is None:
-        changes["prompt"] = "helm rollback failed deploy"
+        changes["prompt"] = DEMO_PARAMS.prompt
     if args.prompt_aware is None:
-        changes["prompt_aware_eviction"] = True
+        changes["prompt_aware_eviction"] = DEMO_PARAMS.prompt_aware_eviction
     if args.fresh_tail_count is None:
-        changes["fresh_tail_count"] = 8
+        changes["fresh_tail_count"] = DEMO_PARAMS.fresh_tail_count
     return replace(params, **changes)
 
 

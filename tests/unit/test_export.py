@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from ctxview.export.openai import convert_openai
 from ctxview.export.trace import trace_document
 from ctxview.export.turns import CALL_TYPES, MISSING_RESULT_TEXT
 from ctxview.jsjson import JSNumber, js_parse, js_stringify
-from ctxview.model import Params
+from ctxview.samples import DEMO_PARAMS
 from tests.export_support import (
     DEMO_DB,
     DEMO_LIVE,
@@ -666,13 +667,7 @@ def test_every_format_on_the_demo_sample() -> None:
         from ctxview.livefile import load_live_messages
 
         live = tuple(load_live_messages(str(DEMO_LIVE)))
-    params = Params(
-        token_budget=2000,
-        prompt="helm rollback failed deploy",
-        prompt_aware_eviction=True,
-        fresh_tail_count=8,
-        live_messages=live,
-    )
+    params = replace(DEMO_PARAMS, live_messages=live)
     with LcmStore(DEMO_DB) as store:
         session = store.load_session(None)
     trace = SessionAssembler(session).run(params)
