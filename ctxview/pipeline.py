@@ -20,8 +20,8 @@ from ctxview.assembly.assembler import (
     resolve_session,
     score_summary,
 )
-from ctxview.assembly.decision_list import DecisionList
 from ctxview.assembly.engine import EngineResult, EngineState, reconcile
+from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.lookup import find_conversation
 from ctxview.assembly.rescoring import Rescorer, is_reference_mode
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
@@ -336,13 +336,13 @@ def build_trace(
     )
 
 
-def _own_decisions(asm: AssemblerResult) -> DecisionList:
+def _own_decisions(asm: AssemblerResult) -> LazyDecisionList:
     """The trace's own decisions: a fresh lazy list over the run (the assembler result stays as it was)."""
     base = asm.decisions
-    if isinstance(base, DecisionList):
+    if isinstance(base, LazyDecisionList):
         return base.fork()
     copied = [copy(d) for d in base]
-    return DecisionList(len(copied), lambda start, stop: copied[start:stop])
+    return LazyDecisionList(len(copied), lambda start, stop: copied[start:stop])
 
 
 def assembler_stage(asm: AssemblerResult, params: Params) -> dict[str, Any]:

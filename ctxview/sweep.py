@@ -28,8 +28,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from ctxview.assembly.decision_list import column
-from ctxview.model import KEPT_OUTCOMES, Params, Trace
+from ctxview.model import KEPT_OUTCOMES, Params, Trace, column
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler

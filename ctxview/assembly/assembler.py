@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import Any
 
-from ctxview.assembly.chunked_repair import ChunkPlan
-from ctxview.assembly.decision_list import DecisionList
 from ctxview.assembly.diagnostics import overflow_diagnostics
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
+from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+from ctxview.assembly.incremental.decision_list import LazyDecisionList
+from ctxview.assembly.incremental.termindex import IndexedScores, TermIndex
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
 from ctxview.assembly.rescoring import Ranking, Rescorer
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, resolve_session, unresolved_reason
@@ -30,7 +31,6 @@ from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
 from ctxview.assembly.select import GreedyOrder, Selection, select_evictable
 from ctxview.assembly.stubs import apply_stub_substitution
-from ctxview.assembly.termindex import IndexedScores, TermIndex
 from ctxview.assembly.tool_pairs import (
     RepairLog,
     fresh_tail_protection_hashes,
@@ -39,7 +39,7 @@ from ctxview.assembly.tool_pairs import (
 )
 from ctxview.gc_pause import gc_paused
 from ctxview.jsjson import js_string, js_stringify
-from ctxview.model import ContextItemRow, Decision, Session, TermMatch, describe_key
+from ctxview.model import ContextItemRow, Decision, DecisionList, Session, TermMatch, describe_key
 
 __all__ = ["AssemblerResult", "ResolvedItem", "assemble_context", "resolve_session"]
 
@@ -53,7 +53,7 @@ class AssemblerResult:
     kept_ordinals: list[int]
     fresh_tail_ordinal: int | None  # None = no tail (JS Infinity)
     protection_hashes: list[str]  # freshTailProtectionMessageHashes (§7.5)
-    decisions: list[Decision]  # one per context row (ordinal order); the focus item before the first it covers
+    decisions: DecisionList  # one per context row (ordinal order); the focus item before the first it covers
     unresolved_ordinals: list[int]
     context_ordinals: list[int]
     selection_mode: str  # full-fit | prompt-aware | chronological | empty (no context items)
@@ -1045,12 +1045,12 @@ class _Columns:
         return out
 
 
-def _lazy_decisions(ctx: _Context) -> DecisionList:
+def _lazy_decisions(ctx: _Context) -> LazyDecisionList:
     pi = ctx.plan_index
     assert pi is not None
     columns = _Columns(ctx)
     count = len(pi.keys)
-    return DecisionList(
+    return LazyDecisionList(
         count,
         lambda start, stop: _decisions(ctx, start, stop),
         columns={
@@ -1072,7 +1072,7 @@ def score_summary(asm: AssemblerResult) -> tuple[bool, bool]:
     """(some decision has a score, every such score is 0) — what ``low_confidence`` reads, without decisions."""
     source = asm._trace_source
     decisions = asm.decisions
-    if source is None or not isinstance(decisions, DecisionList):
+    if source is None or not isinstance(decisions, LazyDecisionList):
         scores = [d.score for d in decisions if d.score is not None]
         return bool(scores), all(s == 0 for s in scores)
     ctx: _Context = source[0]

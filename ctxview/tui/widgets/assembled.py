@@ -13,8 +13,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.message import Message
 
-from ctxview.assembly.decision_list import index_of
-from ctxview.model import Decision, Trace
+from ctxview.model import Decision, Trace, index_of
 from ctxview.tui.view import item_id, message_preview, message_role
 from ctxview.tui.widgets.virtual import VirtualList
 
