@@ -22,6 +22,7 @@ from ctxview.assembly.assembler import (
 )
 from ctxview.assembly.engine import EngineResult, EngineState, reconcile
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
+from ctxview.assembly.incremental.termindex import term_index
 from ctxview.assembly.lookup import find_conversation
 from ctxview.assembly.rescoring import Rescorer, is_reference_mode
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
@@ -84,8 +85,6 @@ class SessionAssembler:
         The TUI calls this in a background thread once the first trace is on screen,
         so the first searchable keystroke does not pay for indexing the session.
         """
-        from ctxview.assembly.assembler import term_index
-
         params = params or Params()
         try:
             resolved = self.resolved(params.timezone, self.rules(params)[0].sender_metadata)

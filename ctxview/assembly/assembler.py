@@ -11,22 +11,28 @@ view ever has to re-derive a decision.
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
 from typing import Any
 
 from ctxview.assembly.diagnostics import overflow_diagnostics
-from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
-from ctxview.assembly.incremental.chunked_repair import ChunkPlan
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
-from ctxview.assembly.incremental.termindex import IndexedScores, TermIndex
+from ctxview.assembly.incremental.message_json import h16_alone, message_json
+from ctxview.assembly.incremental.static import (
+    PlanIndex,
+    SessionStatic,
+    chunk_plan_of,
+    item_label,
+    plan_index_of,
+    shape_of,
+    static_of,
+)
+from ctxview.assembly.incremental.termindex import IndexedScores, indexed_scores
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
 from ctxview.assembly.rescoring import Ranking, Rescorer
-from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, resolve_session, unresolved_reason
+from ctxview.assembly.resolve import ResolvedItem, resolve_session, unresolved_reason
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
 from ctxview.assembly.select import GreedyOrder, Selection, select_evictable
@@ -38,7 +44,6 @@ from ctxview.assembly.tool_pairs import (
     sanitize_tool_use_result_pairing_keyed,
 )
 from ctxview.gc_pause import gc_paused
-from ctxview.jsjson import js_string, js_stringify
 from ctxview.model import ContextItemRow, Decision, DecisionList, Session, TermMatch, describe_key
 
 __all__ = ["AssemblerResult", "ResolvedItem", "assemble_context", "resolve_session"]
@@ -106,86 +111,6 @@ def empty_result() -> AssemblerResult:
     )
 
 
-@dataclass(slots=True)
-class _Static:
-    """What a resolved list gives for a session, whatever the parameters (cached per list)."""
-
-    overlay: FocusOverlay
-    all_results: dict[str, list[int]]  # result id → ordinals of every resolved item answering it
-    pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
-    unresolved_rows: list[ContextItemRow]
-    plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
-    labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
-    tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
-    context_ordinals: list[int]
-
-
-def _static(session: Session, resolved: list[ResolvedItem], timezone: str) -> _Static:
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"static:{id(session)}:{id(session.focus_brief)}:{timezone}"
-    if cache is not None and key in cache:
-        return cache[key]
-    overlay = apply_focus_overlay(resolved, session.focus_brief, timezone)
-    items = overlay.items
-    all_results: dict[str, list[int]] = {}
-    calls: dict[str, list[ResolvedItem]] = {}
-    for item in items:
-        if item.result_id:
-            all_results.setdefault(item.result_id, []).append(item.ordinal)
-        for cid in item.call_ids:
-            calls.setdefault(cid, []).append(item)
-    results_by_id: dict[str, list[ResolvedItem]] = {}
-    for item in items:
-        if item.result_id:
-            results_by_id.setdefault(item.result_id, []).append(item)
-    pairs: dict[int, tuple[str, ...]] = {}
-    for item in items:
-        if not item.call_ids and not item.result_id:
-            continue
-        partners: dict[str, None] = {}
-        for cid in item.call_ids:
-            for other in results_by_id.get(cid, ()):
-                if other is not item:
-                    partners[other.key] = None
-        if item.result_id:
-            for other in calls.get(item.result_id, ()):
-                if other is not item:
-                    partners[other.key] = None
-        if partners:
-            pairs[id(item)] = tuple(partners)
-    by_ordinal = {item.ordinal: item for item in resolved}
-    covered = {item.ordinal for item in overlay.covered}
-    focus = overlay.focus_item
-    plan: list[tuple[str, Any]] = []
-    unresolved_rows: list[ContextItemRow] = []
-    for row in sorted(session.items, key=lambda r: r.ordinal):
-        if focus is not None and row.ordinal == focus.ordinal:
-            plan.append(("focus", focus))
-        item = by_ordinal.get(row.ordinal)
-        if item is None:
-            unresolved_rows.append(row)
-            plan.append(("unresolved", row))
-        elif row.ordinal in covered:
-            plan.append(("covered", item))
-        else:
-            plan.append(("item", item))
-    labels = {id(item): _item_label(item) for item in resolved}
-    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in resolved if item.call_ids or item.result_id}
-    static = _Static(
-        overlay=overlay,
-        all_results=all_results,
-        pairs=pairs,
-        unresolved_rows=unresolved_rows,
-        plan=plan,
-        labels=labels,
-        tool_ids=tool_ids,
-        context_ordinals=[row.ordinal for row in session.items],
-    )
-    if cache is not None:
-        cache[key] = static
-    return static
-
-
 def assemble_context(
     session: Session,
     *,
@@ -238,9 +163,9 @@ def _assemble(
     timezone: str,
     rescorer: Rescorer | None = None,
 ) -> AssemblerResult:
-    static = _static(session, resolved, timezone)
+    static = static_of(session, resolved, timezone)
     items = static.overlay.items
-    shape = _shape(static, resolved)
+    shape = shape_of(static, resolved)
     stats = dict(shape.stats)
 
     # §5 fresh tail
@@ -295,7 +220,7 @@ def _assemble(
     else:
         use_scores = None
         if terms:
-            indexed = _indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
+            indexed = indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
             if indexed is not None:
                 scored = indexed  # type: ignore[assignment]  # a lazy sequence of (score, matched terms)
                 if prompt_aware_eviction is not False:
@@ -331,7 +256,7 @@ def _assemble(
 
     # §7.1–§7.3, §7.4
     if plain:  # the chunked repair knows the selected items by position
-        chunked = _chunk_plan(static, resolved).run(selection.kept, cut, orphan_ordinal, static.all_results)
+        chunked = chunk_plan_of(static, resolved).run(selection.kept, cut, orphan_ordinal, static.all_results)
         cleaned, repair, messages, keys = chunked.cleaned, chunked.repair, chunked.messages, chunked.keys
         fresh_msgs = chunked.fresh_messages()
     else:
@@ -368,7 +293,7 @@ def _assemble(
             "preSanitizeFreshTailCount": len(fresh_jsons),
             "preSanitizeEvictableHash": h16_of_jsons(evict_jsons),
             "preSanitizeFreshTailHash": h16_of_jsons(fresh_jsons),
-            "preSanitizeFreshTailMessageHashes": [_h16_alone(j) for j in fresh_jsons],
+            "preSanitizeFreshTailMessageHashes": [h16_alone(j) for j in fresh_jsons],
             "freshTailProtectionMessageHashes": protection,
             "preSanitizeMessagesHash": h16_of_jsons(json_of(e.message) for e in cleaned.entries),
             "finalMessagesHash": h16_of_jsons(json_of(m) for m in messages),
@@ -393,7 +318,7 @@ def _assemble(
         duplicate_set=set(repair.duplicate_results),
         selected_ids=selected_ids,
     )
-    ctx.plan_index = _plan_index(static, resolved)
+    ctx.plan_index = plan_index_of(static, resolved)
     decisions = _lazy_decisions(ctx)
     result = AssemblerResult(
         messages=messages,
@@ -430,7 +355,7 @@ def _assemble(
 @dataclass(slots=True)
 class _Context:
     session: Session
-    static: _Static
+    static: SessionStatic
     tail: FreshTail
     evictable: list[ResolvedItem]
     selection: Selection
@@ -443,7 +368,7 @@ class _Context:
     duplicate_set: set[Any]
     selected_ids: set[int]
     ranking: Ranking | None = None
-    plan_index: _PlanIndex | None = None  # static per-position columns (lazy decisions)
+    plan_index: PlanIndex | None = None  # static per-position columns (lazy decisions)
     prep: Any = None  # per-run state shared by the chunks of ``_decisions``
 
 
@@ -469,15 +394,6 @@ def _count_text(count: float) -> str:
 
 def _ids_text(ids: Sequence[str]) -> str:
     return ", ".join(dict.fromkeys(ids))
-
-
-def _item_label(item: ResolvedItem) -> str:
-    if item.is_focus_brief:
-        return "focus"
-    if item.summary is not None:
-        kind = item.summary.kind
-        return "leaf" if kind == "leaf" else f"{kind} d{js_string(item.summary.depth)}"
-    return str(item.message.get("role"))
 
 
 class _Reasons:
@@ -672,7 +588,7 @@ def _decisions(ctx: _Context, start: int = 0, stop: int | None = None) -> list[D
                     ordinal=item.ordinal,
                     live_index=None,
                     kind="message" if item.is_message else "summary",
-                    label=labels.get(id(canonical)) or _item_label(item),
+                    label=labels.get(id(canonical)) or item_label(item),
                     role=item.message.get("role"),
                     source_role=item.source_role,
                     message_id=item.message_id,
@@ -755,7 +671,7 @@ def _covered_decision(item: ResolvedItem, focus: ResolvedItem | None) -> Decisio
         ordinal=item.ordinal,
         live_index=None,
         kind="summary",
-        label=_item_label(item),
+        label=item_label(item),
         role="user",
         source_role=None,
         message_id=None,
@@ -830,73 +746,6 @@ def _trace_items(ctx: _Context, diag_items: list[ResolvedItem]) -> list[dict[str
 
 
 # --- lazy decisions: the same decisions, built when read; whole columns without building them ---------
-
-
-@dataclass(slots=True)
-class _PlanIndex:
-    """Per-position facts of the decision plan that no parameter changes (cached per resolved list)."""
-
-    keys: list[str]
-    ordinals: list[int]
-    kinds: list[str]
-    tokens: list[int]  # canonical item tokens (stub substitution overrides them per run)
-    fixed: list[str | None]  # outcome of focus / covered / unresolved positions; None for items
-    is_item: list[bool]
-    position: dict[int, int]  # id(canonical item or focus item) → position
-    index_of_key: dict[str, int]
-    unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
-
-
-def _plan_index(static: _Static, resolved: list[ResolvedItem]) -> _PlanIndex:
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"plan-index:{id(static)}"
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is static:
-            return hit[1]
-    keys: list[str] = []
-    ordinals: list[int] = []
-    kinds: list[str] = []
-    tokens: list[int] = []
-    fixed: list[str | None] = []
-    is_item: list[bool] = []
-    position: dict[int, int] = {}
-    unresolved: list[tuple[int, int]] = []
-    for tag, obj in static.plan:
-        pos = len(keys)
-        if tag == "unresolved":
-            row: ContextItemRow = obj
-            keys.append(f"o:{row.ordinal}")
-            ordinals.append(row.ordinal)
-            kinds.append(row.item_type if row.item_type in ("message", "summary") else "message")
-            tokens.append(0)
-            fixed.append("unresolved")
-            is_item.append(False)
-            unresolved.append((pos, row.ordinal))
-            continue
-        item: ResolvedItem = obj
-        keys.append(item.key)
-        ordinals.append(item.ordinal)
-        tokens.append(item.tokens)
-        if tag == "item":
-            kinds.append("message" if item.is_message else "summary")
-            fixed.append(None)
-            is_item.append(True)
-            position[id(item)] = pos
-        elif tag == "focus":
-            kinds.append("focus")
-            fixed.append("focus")
-            is_item.append(False)
-            position[id(item)] = pos
-        else:
-            kinds.append("summary")
-            fixed.append("replaced-by-focus")
-            is_item.append(False)
-    index_of_key = {k: pos for pos, k in enumerate(keys)}  # the last wins, as a dict built from the list
-    plan_index = _PlanIndex(keys, ordinals, kinds, tokens, fixed, is_item, position, index_of_key, unresolved)
-    if cache is not None:
-        cache[key] = (static, plan_index)
-    return plan_index
 
 
 class _Columns:
@@ -1090,143 +939,3 @@ def score_summary(asm: AssemblerResult) -> tuple[bool, bool]:
 
 
 _NO_SCORE: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
-
-
-def _indexed_scores(
-    resolved: list[ResolvedItem],
-    static: _Static,
-    evictable: list[ResolvedItem],
-    terms: tuple[str, ...],
-    *,
-    stubbed: bool,
-    build: bool = False,
-) -> IndexedScores | None:
-    """BM25-lite scores of the evictable items through the session's term index.
-
-    The index is built by ``build=True`` (``SessionAssembler.prepare``) or by the second
-    searchable prompt on the same resolved list; before that (a one-shot CLI run) the
-    answer is None and the caller scores items directly, which is cheaper for one run.
-    """
-    items = static.overlay.items
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"term-index:{id(items)}"
-    index: TermIndex | None = None
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is items:
-            index = hit[1]
-    if index is None:
-        if not build:
-            if cache is None:
-                return None
-            asked = cache.get(f"term-asks:{id(items)}", 0) + 1
-            cache[f"term-asks:{id(items)}"] = asked
-            if asked < 2:
-                return None
-        index = TermIndex(items)
-        if cache is not None:
-            cache[key] = (items, index)
-    focus = static.overlay.focus_item
-    focus_position = index.position.get(id(focus)) if focus is not None else None
-    if stubbed:
-        copies = [i for i, item in enumerate(evictable) if item.stub_of is not None]
-        return IndexedScores(evictable, terms, index, items, focus_position=focus_position, copies=copies)
-    # without stubs the evictable list is the first len(evictable) non-focus items: the same prompt over
-    # the same length gives the same scores, so a budget edit reuses them (and their prepared order)
-    signature = (terms, len(evictable), focus_position, id(index))
-    memo_key = f"scores:{id(items)}"
-    hit = cache.get(memo_key) if cache is not None else None
-    if hit is not None and hit[0] is items and hit[1] == signature:
-        return hit[2]
-    scores = IndexedScores(evictable, terms, index, items, focus_position=focus_position)
-    if cache is not None:
-        cache[memo_key] = (items, signature, scores)
-    return scores
-
-
-def term_index(session_resolved: list[ResolvedItem], session: Session, timezone: str) -> TermIndex:
-    """Build (or return) the term index of a resolved list now, e.g. in a background thread after loading."""
-    static = _static(session, session_resolved, timezone)
-    indexed = _indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
-    assert indexed is not None
-    return indexed.index
-
-
-def _per_static(static: _Static, resolved: list[ResolvedItem], name: str, build: Callable[[], Any]) -> Any:
-    """``build()`` once per static record of a resolved list (kept in the list's cache beside its owner)."""
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"{name}:{id(static)}"
-    hit = cache.get(key) if cache is not None else None
-    if hit is not None and hit[0] is static:
-        return hit[1]
-    value = build()
-    if cache is not None:
-        cache[key] = (static, value)
-    return value
-
-
-def _chunk_plan(static: _Static, resolved: list[ResolvedItem]) -> ChunkPlan:
-    """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
-    plan: ChunkPlan = _per_static(static, resolved, "chunks", lambda: ChunkPlan.build(static.overlay.items))
-    return plan
-
-
-@dataclass(slots=True)
-class _Shape:
-    """Counts and ordinals of the overlay items (parameter independent, cached per resolved list)."""
-
-    stats: dict[str, int]
-    focus_items: tuple[ResolvedItem, ...]
-    ordinals: list[int]
-    prefix_tokens: array[int]  # prefix_tokens[n] = tokens of the first n items
-
-
-def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
-    shape: _Shape = _per_static(static, resolved, "shape", lambda: _build_shape(static))
-    return shape
-
-
-def _build_shape(static: _Static) -> _Shape:
-    items = static.overlay.items
-    raw_count = sum(1 for item in items if item.is_message)
-    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
-    ordinals = [item.ordinal for item in items]
-    if any(a > b for a, b in pairwise(ordinals)):
-        ordinals = []  # not in ordinal order (a hand-made session): no prefix/suffix shortcut
-    shape = _Shape(
-        stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
-        focus_items=tuple(item for item in items if item.is_focus_brief),
-        ordinals=ordinals,
-        prefix_tokens=array("q", accumulate((item.tokens for item in items), initial=0)),
-    )
-    return shape
-
-
-# JSON.stringify of every message object the hashes have seen (clean-up's normalized copies are cached
-# on their items, so the same objects come back run after run); bounded, objects held so ids stay valid
-_JSON: dict[int, tuple[Any, str]] = {}
-_JSON_LIMIT = 400_000
-
-
-def message_json(message: Any) -> str:
-    """``JSON.stringify(message)``, cached per message object."""
-    hit = _JSON.get(id(message))
-    if hit is not None and hit[0] is message:
-        return hit[1]
-    text = js_stringify(message)
-    if len(_JSON) >= _JSON_LIMIT:
-        _JSON.clear()
-    _JSON[id(message)] = (message, text)
-    return text
-
-
-_H16_ALONE: dict[str, str] = {}  # JSON text of one message → h16 of the list holding it (fresh-tail hashes)
-
-
-def _h16_alone(json_text: str) -> str:
-    value = _H16_ALONE.get(json_text)
-    if value is None:
-        if len(_H16_ALONE) >= 100_000:
-            _H16_ALONE.clear()
-        value = _H16_ALONE[json_text] = h16_of_jsons([json_text])
-    return value

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly import assembler as assembler_module
 from ctxview.assembly import diagnostics, tool_pairs
+from ctxview.assembly.incremental import message_json
 from ctxview.assembly.incremental.decision_list import CHUNK, LazyDecisionList
 from ctxview.jsjson import js_stringify
 from ctxview.model import Params, Trace
@@ -68,8 +68,7 @@ def subject(name: str, tmp_path_factory: pytest.TempPathFactory) -> _Subject:
 def cold_run(path: Path, params: Params) -> Trace:
     tool_pairs._FACTS.clear()
     tool_pairs._ALONE.clear()
-    assembler_module._JSON.clear()
-    assembler_module._H16_ALONE.clear()
+    message_json.clear()
     diagnostics._STATIC.clear()
     return SessionAssembler(_load(path)).run(params)
 
