@@ -71,7 +71,6 @@ class AssemblerResult:
     stub_stats: dict[str, int] = field(default_factory=lambda: {"stubbedCount": 0, "tokensSaved": 0})
     ranking: Ranking | None = None  # set when an opt-in scorer ranked the evictable items
     _trace_source: Any = field(default=None, repr=False, compare=False)
-    _trace_items: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
     _debug: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _debug_builder: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
@@ -86,13 +85,6 @@ class AssemblerResult:
             self._debug = self._debug_builder()
             self._debug_builder = None
         return self._debug
-
-    @property
-    def trace_items(self) -> list[dict[str, Any]]:
-        """Parity ``trace.items[]`` (built on first access: most runs never need it)."""
-        if self._trace_items is None:
-            self._trace_items = _trace_items(*self._trace_source) if self._trace_source is not None else []
-        return self._trace_items
 
 
 def empty_result() -> AssemblerResult:
@@ -712,37 +704,6 @@ def _unresolved_decision(ctx: _Context, row: ContextItemRow) -> Decision:
         outcome="unresolved",
         reason=unresolved_reason(row, ctx.session),
     )
-
-
-def _trace_items(ctx: _Context, diag_items: list[ResolvedItem]) -> list[dict[str, Any]]:
-    evict_index = {id(item): i for i, item in enumerate(ctx.evictable)}
-    selected_ids = ctx.selected_ids
-    scored = ctx.scored
-    tail = ctx.tail
-    out: list[dict[str, Any]] = []
-    for item in diag_items:
-        index = evict_index.get(id(item))
-        score = scored[index][0] if (index is not None and scored is not None) else None
-        summary = item.summary
-        out.append(
-            {
-                "ordinal": item.ordinal,
-                "kind": "focus" if item.is_focus_brief else ("message" if item.is_message else "summary"),
-                "sourceRole": item.source_role,
-                "role": item.message.get("role"),
-                "messageId": item.message_id,
-                "seq": item.seq,
-                "summaryId": summary.summary_id if summary is not None else None,
-                "summaryKind": summary.kind if summary is not None else None,
-                "tokens": item.tokens,
-                "segment": "focus"
-                if item.is_focus_brief
-                else (FRESH if tail.is_fresh(item.ordinal) else EVICTABLE),
-                "selected": id(item) in selected_ids and not item.is_focus_brief,
-                "score": score,
-            }
-        )
-    return out
 
 
 # --- lazy decisions: the same decisions, built when read; whole columns without building them ---------
