@@ -31,7 +31,7 @@ from ctxview.assembly.incremental.static import (
 )
 from ctxview.assembly.incremental.termindex import IndexedScores, indexed_scores
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
-from ctxview.assembly.rescoring import Ranking, Rescorer
+from ctxview.assembly.ranking import Ranker, Ranking
 from ctxview.assembly.resolve import ResolvedItem, resolve_session, unresolved_reason
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
@@ -69,7 +69,7 @@ class AssemblerResult:
     remaining_budget: int = 0
     prompt_terms: list[str] = field(default_factory=list)
     stub_stats: dict[str, int] = field(default_factory=lambda: {"stubbedCount": 0, "tokensSaved": 0})
-    ranking: Ranking | None = None  # set when an opt-in scorer ranked the evictable items
+    ranking: Ranking | None = None  # set when a ranker (an opt-in scorer) ranked the evictable items
     _trace_source: Any = field(default=None, repr=False, compare=False)
     _debug: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _debug_builder: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
@@ -114,14 +114,14 @@ def assemble_context(
     stub_large_tool_payloads: bool,
     timezone: str,
     resolved: list[ResolvedItem] | None = None,
-    rescorer: Rescorer | None = None,
+    ranker: Ranker | None = None,
     sender_metadata: bool = True,
 ) -> AssemblerResult:
     """Assemble the context of ``session`` exactly as the reference assembler (§1–§8).
 
     ``resolved`` is the cached output of ``resolve_session(session, timezone)``; it is
     read, never modified, so one resolution serves any number of runs.
-    ``rescorer`` (an opt-in scorer, issue 5) replaces BM25-lite ranking; None is the reference.
+    ``ranker`` (an opt-in scorer, issue 5) replaces BM25-lite ranking; None is the reference.
     """
     if not session.items:
         return empty_result()
@@ -138,7 +138,7 @@ def assemble_context(
             prompt_aware_eviction=prompt_aware_eviction,
             stub_large_tool_payloads=stub_large_tool_payloads,
             timezone=timezone,
-            rescorer=rescorer,
+            ranker=ranker,
         )
 
 
@@ -153,7 +153,7 @@ def _assemble(
     prompt_aware_eviction: bool,
     stub_large_tool_payloads: bool,
     timezone: str,
-    rescorer: Rescorer | None = None,
+    ranker: Ranker | None = None,
 ) -> AssemblerResult:
     static = static_of(session, resolved, timezone)
     items = static.overlay.items
@@ -189,8 +189,8 @@ def _assemble(
 
     # opt-in scorers (not the reference): rank, and for section ROI stub, before the budget sums
     ranking: Ranking | None = None
-    if rescorer is not None:
-        ranking = rescorer.rank(evictable, prompt)
+    if ranker is not None:
+        ranking = ranker.rank(evictable, prompt)
         if ranking.stubbed_count:
             swap = {id(orig): new for orig, new in zip(evictable, ranking.items, strict=True) if orig is not new}
             diag_items = [swap.get(id(item), item) for item in diag_items]
@@ -553,7 +553,7 @@ def _decisions(ctx: _Context, start: int = 0, stop: int | None = None) -> list[D
                 if ranking is not None:
                     label_extra = ranking.labels[index]
                     note = ranking.notes[index]
-                    reason = f"{reason} ({ranking.run.name}: {note})" if note else reason
+                    reason = f"{reason} ({ranking.name}: {note})" if note else reason
                 if item.stub_of is not None:
                     what = (
                         f"tool output {item.file_id} replaced by a reference"
