@@ -18,7 +18,6 @@ from ctxview.assembly.assembler import (
     assemble_context,
     empty_result,
     resolve_session,
-    score_summary,
 )
 from ctxview.assembly.engine import EngineResult, EngineState, reconcile
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
@@ -268,7 +267,7 @@ def build_trace(
             recall_tokens += decision.tokens
         elif decision.outcome == "evicted-for-live":
             evicted_for_live += decision.tokens
-    has_scores, all_zero = score_summary(asm)
+    has_scores, all_zero = asm.score_summary()
     prompt_terms = list(asm.prompt_terms)
     ranking = asm.ranking
     if ranking is not None and isinstance(params.prompt, str):

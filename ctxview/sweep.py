@@ -234,10 +234,9 @@ def _selection(assembler: SessionAssembler, params: Params) -> tuple[dict[str, i
     asm = assembler.assemble(params, 1)
     base = asm.tail_tokens + asm.focus_tokens
     thresholds: dict[str, int] = {}
-    source = asm._trace_source
-    if source is None:
+    ctx: Any = asm._run
+    if ctx is None:
         return thresholds, asm.selection_mode, True, None, base
-    ctx: Any = source[0]
     evictable = ctx.evictable
     mode = asm.selection_mode
     if mode == "prompt-aware":
