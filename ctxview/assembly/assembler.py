@@ -34,7 +34,7 @@ from ctxview.assembly.ranking import Ranker, Ranking
 from ctxview.assembly.resolve import ResolvedItem, resolve_session
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
-from ctxview.assembly.select import GreedyOrder, select_evictable
+from ctxview.assembly.select import GreedyOrder, SelectionOrder, select_evictable
 from ctxview.assembly.stubs import apply_stub_substitution
 from ctxview.assembly.tool_pairs import (
     RepairLog,
@@ -84,6 +84,15 @@ class AssemblerResult:
             self._debug = self._debug_builder()
             self._debug_builder = None
         return self._debug
+
+    def selection_order(self) -> SelectionOrder:
+        """The order this run's §6 pass walked the evictable items (or would: newest first at a full fit).
+
+        The budget sweep replays it at every budget; ``selection_mode`` says which walk it is.
+        """
+        if self._run is None:
+            return SelectionOrder(self.selection_mode, [], [])
+        return SelectionOrder.of(self._run.evictable, self._run.selection)
 
     def score_summary(self) -> tuple[bool, bool]:
         """(some decision has a score, every such score is 0) — what ``low_confidence`` reads, without decisions."""

@@ -6,9 +6,8 @@ session that is nearly all of them; the index finds the others from the
 postings of the prompt's terms and adds their contributions in prompt order,
 so every float is bit-identical to ``score_item``.  The selection order
 (score descending, newer first on ties) then needs a sort of the scored items
-only: the zero-score ones follow in index-descending order, exactly where the
-reference's stable sort puts them.  The index of a resolved list, and the scores
-of the latest prompt, are kept in the list's cache.
+only (``select.prompt_aware_order_sparse``).  The index of a resolved list,
+and the scores of the latest prompt, are kept in the list's cache.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from typing import Any
 from ctxview.assembly.incremental.static import SessionStatic, static_of
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, tokenize
 from ctxview.assembly.scoring import score_item
-from ctxview.assembly.select import GreedyOrder
+from ctxview.assembly.select import GreedyOrder, prompt_aware_order_sparse
 from ctxview.model import Session, TermMatch
 
 _ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
@@ -151,15 +150,9 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         return scores
 
     def order(self) -> list[int]:
-        """Evictable indexes by score descending, larger index first on ties (the reference's order)."""
+        """The §6.2 prompt-aware order of these scores (``select.prompt_aware_order_sparse``), built once."""
         if self._order is None:
-            positive = self.positive
-            ranked = sorted(positive, key=lambda i: (-positive[i], -i))
-            if positive:
-                ranked.extend(i for i in range(len(self.evictable) - 1, -1, -1) if i not in positive)
-            else:
-                ranked.extend(range(len(self.evictable) - 1, -1, -1))
-            self._order = ranked
+            self._order = prompt_aware_order_sparse(self.positive, len(self.evictable))
         return self._order
 
     def greedy(self) -> GreedyOrder:
