@@ -6,6 +6,12 @@ pairing repair.  The result carries the assembler's messages and debug
 record in the reference shape, plus one ``Decision`` per context row that
 says concretely why the row was kept, evicted, stripped or dropped, so no
 view ever has to re-derive a decision.
+
+This module is the orchestration: each step is the module named for its
+section, the decisions and their reasons are built in ``decisions.py`` from
+the ``RunRecord`` kept here, and the warm-path caches live in ``incremental/``
+(each gives what the plain path gives; the plain path runs when a cache does
+not apply, e.g. a session whose items are not in ordinal order).
 """
 
 from __future__ import annotations
