@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,7 +223,7 @@ def _assemble(
     tail_tokens = sum(item.tokens for item in fresh)
     remaining = max(0, token_budget - tail_tokens - focus_tokens)
     terms = distinct_prompt_terms(prompt)
-    scored: list[tuple[float | None, tuple[TermMatch, ...]]] | None = None
+    scored: Sequence[tuple[float | None, tuple[TermMatch, ...]]] | None = None
     order: list[int] | None = None
     greedy: GreedyOrder | None = None
     if ranking is not None:
@@ -236,7 +236,7 @@ def _assemble(
         if terms:
             indexed = indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
             if indexed is not None:
-                scored = indexed  # type: ignore[assignment]  # a lazy sequence of (score, matched terms)
+                scored = indexed  # a lazy sequence of (score, matched terms)
                 if prompt_aware_eviction is not False:
                     greedy = indexed.greedy()
             else:  # no term index yet (a one-shot run): score every item directly
