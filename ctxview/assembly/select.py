@@ -8,8 +8,9 @@ Every §6 rule lives here once, by name: the full fit, the prompt-aware order
 (``prompt_aware_order``, and ``prompt_aware_order_sparse`` for the term
 index's scores), the greedy walk (``GreedyOrder.walk``) and the chronological
 walk (``select_evictable``).  ``SelectionOrder`` replays the walk of one run at
-any budget (the budget sweep); its chronological form by prefix sums is the
-same rule, and ``tests/unit/test_select.py`` checks each against the walks.
+any budget (the budget sweep) with the tokens-only forms of the same walks
+(``GreedyOrder.kept_tokens``, a prefix-sum bisection for the chronological
+one); ``tests/unit/test_select.py`` checks each form against the walks.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class GreedyOrder:
     known, a walk is a tight loop that stops as soon as nothing further can fit.
     """
 
-    __slots__ = ("_rank", "floor", "order", "tokens")
+    __slots__ = ("_prefix", "_rank", "floor", "order", "tokens")
 
     def __init__(self, order: Sequence[int], evictable: Sequence[ResolvedItem]) -> None:
         self.order = order
@@ -73,6 +74,7 @@ class GreedyOrder:
         floor.reverse()
         self.floor = floor
         self._rank: array[int] | None = None
+        self._prefix: list[int] | None = None
 
     def rank(self, count: int) -> array[int]:
         """Evictable index → 1-based rank (0 for an index the order leaves out)."""
@@ -95,6 +97,22 @@ class GreedyOrder:
             elif remaining - accum < floor[position]:
                 break  # nothing from here on fits
         return kept, accum
+
+    def kept_tokens(self, remaining: int) -> int:
+        """``walk(remaining)[1]`` without the ranks: the leading run that fits found by bisection (sweeps)."""
+        if self._prefix is None:
+            self._prefix = list(accumulate(self.tokens))
+        prefix = self._prefix
+        fits = bisect_right(prefix, remaining)  # the first ``fits`` items fit one after another
+        accum = prefix[fits - 1] if fits else 0
+        tokens = self.tokens
+        floor = self.floor
+        for position in range(fits + 1, len(tokens)):  # the item at ``fits`` did not fit
+            if remaining - accum < floor[position]:
+                break  # nothing from here on fits
+            if accum + tokens[position] <= remaining:
+                accum += tokens[position]
+        return accum
 
 
 class _LeftBefore(Sequence[int | None]):
@@ -225,7 +243,7 @@ class SelectionOrder:
         if self.total <= remaining:
             return self.total  # full fit
         if self.greedy is not None:
-            return self.greedy.walk(remaining)[1]
+            return self.greedy.kept_tokens(remaining)
         # the chronological walk keeps the longest newest-first run that fits: a prefix of the walk order
         index = bisect_right(self._prefix, remaining)
         return self._prefix[index - 1] if index else 0

@@ -70,6 +70,7 @@ def test_prepared_walk_matches_the_plain_greedy_walk(tokens: list[int], data: st
             if accum + tokens[index] <= remaining:
                 kept.append(index)
                 accum += tokens[index]
+        assert greedy.kept_tokens(remaining) == accum == greedy.walk(remaining)[1]
         if sum(tokens) <= remaining:
             assert sel.mode == "full-fit" and sel.kept == list(range(len(tokens)))
             continue
