@@ -614,9 +614,3 @@ def _max_source_seq(
                 stack.append(parent)
     memo[root] = best
     return best
-
-
-def open_session(path: str | os.PathLike[str], conversation_id: int | None = None) -> Session:
-    """Open, load one session and close: the one-shot path of the CLI."""
-    with LcmStore(path) as store:
-        return store.load_session(conversation_id)

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
 def item_lines(result: SweepResult, trace: Trace, limit: int) -> str:
     """Items with their smallest kept budget, the ones that need the most budget first."""
-    from ctxview.assembly.decision_list import column
+    from ctxview.model import column
 
     decisions = trace.decisions
     keys = column(decisions, "key")

@@ -16,8 +16,7 @@ from rich.style import Style
 from textual.message import Message
 from textual.reactive import var
 
-from ctxview.assembly.decision_list import index_of
-from ctxview.model import Decision, Trace
+from ctxview.model import Decision, Trace, index_of
 from ctxview.tui.state import Assembly, Selection
 from ctxview.tui.view import item_id, message_preview, message_role
 from ctxview.tui.widgets.virtual import VirtualList
