@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.assembly.decision_columns import lazy_decisions, score_summary
 from ctxview.assembly.decisions import RunRecord
 from ctxview.assembly.diagnostics import overflow_diagnostics
 from ctxview.assembly.fresh_tail import resolve_fresh_tail
-from ctxview.assembly.incremental.decision_columns import lazy_decisions, score_summary
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.incremental.message_json import h16_alone, message_json
 from ctxview.assembly.incremental.static import (
