@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -31,9 +31,11 @@ from ctxview.assembly.compaction_text import (
     leaf_message_text,
     leaf_source_text,
     leaf_tokens,
+    meaningful_message_text,
     meaningful_summary_text,
+    strip_injected_context_blocks,
 )
-from ctxview.assembly.fallback_summary import FallbackSummary, summarize_without_model
+from ctxview.assembly.fallback_summary import FallbackSummary, emergency_summary, summarize_without_model
 from ctxview.assembly.fallbacks import (
     ASSEMBLE_FORCE_MAX_RETRY_ATTEMPTS,
     DEFERRED_PRESSURE_RATIO,
@@ -41,7 +43,13 @@ from ctxview.assembly.fallbacks import (
     LogLine,
     MaintenanceState,
 )
-from ctxview.assembly.pending_plan import PlanOutcome, SnapshotItem, non_negative_floor, plan_pending_summaries
+from ctxview.assembly.pending_plan import (
+    PendingPlan,
+    PlanNode,
+    SnapshotItem,
+    non_negative_floor,
+    plan_pending_summaries,
+)
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.jsdate import parse_utc_timestamp, to_iso_string
 from ctxview.jsjson import JS_WHITESPACE, js_string, js_trim
@@ -724,28 +732,153 @@ def _raw_tokens_outside_tail(replay: _Replay) -> float:
 # --- the 1.0 pending-summary planner (it runs first; only "nothing planned" reaches the sweep) -------
 
 
-def _pending_plan(replay: _Replay, fresh_tail_count: Any, fresh_tail_max_tokens: Any) -> PlanOutcome:
+def _pending_plan(replay: _Replay, fresh_tail_count: Any, fresh_tail_max_tokens: Any) -> PendingPlan:
     items = []
     for item in replay.items:
         if item.item_type == "message" and item.message_id is not None:
             row = replay.messages.get(item.message_id)
             if row is not None:
-                items.append(SnapshotItem(item.ordinal, "message", non_negative_floor(row.token_count), role=row.role))
+                tokens = non_negative_floor(row.token_count)
+                items.append(SnapshotItem(item.ordinal, "message", tokens, role=row.role, message_id=row.message_id))
         elif item.item_type == "summary" and item.summary_id:
             summary = replay.summaries.get(item.summary_id)
             if summary is not None:
                 depth = 0 if summary.depth is None else summary.depth
                 if not isinstance(depth, int) or isinstance(depth, bool):
                     raise _Unmodelled("a summary depth that is not a whole number")
-                items.append(
-                    SnapshotItem(item.ordinal, "summary", non_negative_floor(summary.token_count), depth=depth)
-                )
+                tokens = non_negative_floor(summary.token_count)
+                items.append(SnapshotItem(item.ordinal, "summary", tokens, depth=depth, summary_id=summary.summary_id))
     return plan_pending_summaries(
         items,
         fresh_tail_count=fresh_tail_count,
         fresh_tail_max_tokens=fresh_tail_max_tokens,
         leaf_chunk_tokens=replay.settings.chunk_override or LEAF_CHUNK_TOKENS,
     )
+
+
+def _pending_leaf_source(replay: _Replay, node: PlanNode) -> str:
+    """A pending leaf's summarizer input: ``[ISO date | role]`` + cleaned text per message (no sender label)."""
+    blocks = []
+    for message_id in node.message_ids:
+        row = replay.messages.get(message_id)
+        if row is None:
+            continue
+        text = js_trim(meaningful_message_text(strip_injected_context_blocks(leaf_message_text(row))))
+        if not text:
+            continue
+        created = parse_utc_timestamp(row.created_at)
+        if created != created:
+            raise _DrainFailed("a message of a pending summary has a created_at JavaScript cannot read (RangeError)")
+        blocks.append(js_trim(f"[{to_iso_string(created)} | {row.role}]\n{text}"))
+    return "\n\n".join(blocks)
+
+
+def _date_range(dates: Sequence[float]) -> tuple[float | None, float | None]:
+    """The publisher's earliest/latest: the first date seeds both (even an invalid one), later ones only widen."""
+    earliest: float | None = None
+    latest: float | None = None
+    for ms in dates:
+        if earliest is None or ms < earliest:
+            earliest = ms
+        if latest is None or ms > latest:
+            latest = ms
+    return earliest, latest
+
+
+def _iso_or_none(ms: float | None) -> str | None:
+    if ms is None:
+        return None
+    if ms != ms:
+        raise _DrainFailed("a summary date JavaScript cannot read (RangeError) while publishing")
+    return to_iso_string(ms)
+
+
+def _publish_pending_plan(replay: _Replay, plan: PendingPlan) -> str | None:
+    """Prepare every planned node with the emergency summarizer and publish the frontier; None when nothing is
+    published (too many nodes for one drain, or the planned range has a gap), else the "why" in words."""
+    if len(plan.nodes) + 2 > MAX_SWEEP_ITERATIONS:  # planning and publishing take a step each, every node one
+        return None
+    contents: dict[int, str] = {}
+    for node in sorted(plan.nodes, key=lambda n: (n.depth, n.start)):  # children before parents
+        if node.kind == "leaf":
+            source = _pending_leaf_source(replay, node)
+        else:
+            parts = [
+                child_content
+                for child_content in (
+                    replay.summaries[c.summary_id].content if c.existing else contents[id(c)]  # type: ignore[index]
+                    for c in node.children
+                )
+                if child_content
+            ]
+            source = "\n\n".join(parts)
+        source = js_trim(source)
+        if not source:
+            raise _DrainFailed("empty pending summary source")
+        contents[id(node)] = js_trim(emergency_summary(source))
+    present = {i.ordinal for i in replay.items if _has_row(replay, i)}
+    if any(ordinal not in present for ordinal in range(plan.start, plan.end + 1)):
+        return None  # the batch goes stale before publishing, and every new plan would too
+    published: dict[int, SummaryRow] = {}
+
+    def publish(node: PlanNode) -> SummaryRow:
+        if id(node) in published:
+            return published[id(node)]
+        parents = [replay.summaries[c.summary_id] if c.existing else publish(c) for c in node.children]  # type: ignore[index]
+        content = contents[id(node)]
+        if node.kind == "leaf":
+            rows = [replay.messages[m] for m in node.message_ids if m in replay.messages]
+            earliest, latest = _date_range([parse_utc_timestamp(r.created_at) for r in rows])
+            descendants, seqs = 0, [r.seq for r in rows]
+        else:
+            spans = [ms for p in parents for ms in replay._summary_span(p)]
+            earliest, latest = _date_range(spans)
+            descendants = sum(_descendant_count(p.descendant_count) + 1 for p in parents)
+            seqs = [p.max_source_seq for p in parents if p.max_source_seq is not None]
+        row = SummaryRow(
+            summary_id=replay._new_id(),
+            kind=node.kind,
+            depth=node.depth,
+            content=content,
+            token_count=estimate_tokens(content),
+            earliest_at=_iso_or_none(earliest),
+            latest_at=_iso_or_none(latest),
+            descendant_count=descendants,
+            model="emergency-fallback",
+            parent_ids=tuple(p.summary_id for p in parents),
+            source_message_ids=node.message_ids if node.kind == "leaf" else (),
+            max_source_seq=max(seqs) if seqs else None,
+        )
+        replay.new_summaries[row.summary_id] = row
+        published[id(node)] = row
+        return row
+
+    before = replay.context_tokens()
+    replacements = [(node, publish(node)) for node in plan.frontier if not node.existing]
+    for summary in list(replay.new_summaries.values()):
+        replay.summaries[summary.summary_id] = summary
+    covered = [(node.start, node.end, row.summary_id) for node, row in replacements]
+    kept = [i for i in replay.items if not any(s <= i.ordinal <= e for s, e, _ in covered)]
+    kept.extend(ContextItemRow(s, "summary", None, sid) for s, _, sid in covered)
+    kept.sort(key=lambda i: i.ordinal)
+    replay.items = [ContextItemRow(n, i.item_type, i.message_id, i.summary_id) for n, i in enumerate(kept)]
+    after = replay.context_tokens()
+    for node, row in replacements:
+        sources: tuple[int | str, ...] = node.message_ids if node.kind == "leaf" else row.parent_ids
+        done = DrainPass(
+            node.kind, "pending", before, after, row.summary_id, tuple(range(node.start, node.end + 1)), sources,
+            row.token_count,
+        )  # fmt: skip
+        replay.passes.append(done)
+    return (
+        f"it prepares {_count(len(plan.nodes), 'pending summary')} and publishes {_count(len(replacements), 'summary')}"
+    )
+
+
+def _has_row(replay: _Replay, item: ContextItemRow) -> bool:
+    if item.item_type == "message":
+        return item.message_id is not None and item.message_id in replay.messages
+    return item.item_type == "summary" and bool(item.summary_id) and item.summary_id in replay.summaries
 
 
 # --- the drain -------------------------------------------------------------------------------------------
@@ -837,13 +970,13 @@ def predict_drain(
             if session.pending_summary_batch is not None:
                 raise _Unmodelled("a pending summary batch is in progress; the engine would prepare or publish it")
             plan = _pending_plan(replay, tail_override or fresh_tail_count, fresh_tail_max_tokens)
-            if plan == "planned":
-                raise _Unmodelled("the engine would plan pending summaries (a 1.0 compaction ctxview does not replay)")
-            if plan == "nothing-to-publish":
+            if plan.outcome == "nothing-to-publish":
                 return result(
-                    "cleared", "the pending-summary planner finds nothing to publish and clears the debt",
+                    "cleared", "the pending-summary planner finds nothing new to publish and clears the debt",
                     compaction_target=None, exhausted=False, pending=False,
                 )  # fmt: skip
+            if plan.outcome == "planned":
+                return _pending_result(replay, plan, threshold, result)
         target = math.floor(CONTEXT_THRESHOLD * budget)
         try:
             sweep, reached, exhausted = _threshold_compaction(replay, budget, force)
@@ -879,6 +1012,26 @@ def predict_drain(
     failure = "compacted but still over target" if sweep.action_taken else "live context still exceeds target"
     outcome: DrainOutcome = "still-pending" if after > threshold else "cleared"
     return result(outcome, why, compaction_target=target, exhausted=False, failure=failure)
+
+
+def _pending_result(
+    replay: _Replay, plan: PendingPlan, threshold: int, result: Callable[..., DrainPrediction]
+) -> DrainPrediction:
+    """The 1.0 drain when the planner plans: prepare and publish, or (too much work, a gap) leave the debt pending."""
+    try:
+        published = _publish_pending_plan(replay, plan)
+    except _DrainFailed as failure:
+        return result(
+            "still-pending", f"preparing pending summaries fails: {failure}", compaction_target=None, exhausted=False,
+            failure=str(failure),
+        )  # fmt: skip
+    if published is None:
+        why = f"the pending-summary plan ({_count(len(plan.nodes), 'summary')}) is not published in one drain"
+        return result("still-pending", why, compaction_target=None, exhausted=False)
+    remaining = plan.end < plan.compactable_end
+    after = replay.context_tokens()
+    outcome: DrainOutcome = "still-pending" if remaining and after > threshold else "cleared"
+    return result(outcome, published, compaction_target=None, exhausted=False, pending=remaining)
 
 
 def _tail_cap(value: Any) -> int | None:

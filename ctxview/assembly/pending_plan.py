@@ -1,13 +1,15 @@
-"""The 1.0 engine's pending-summary planner, far enough to know whether it has work.
+"""The 1.0 engine's pending-summary plan: which hidden summaries its emergency drain would write first.
 
-On the 1.0 line the emergency drain first asks a planner for hidden "pending"
+On the 1.0 line the emergency drain first asks a planner for "pending"
 summaries: leaf nodes over raw runs of at least ``leafChunkTokens`` outside the
-fresh tail, and condensed nodes over four or more adjacent same-depth nodes.
-Only when it plans nothing does the engine fall back to the 0.15-style
-compaction sweep; when its plan would publish nothing new, the debt is simply
-cleared.  Whether it plans anything is a pure function of the context, which
-is what this module computes (preparing and publishing the nodes is not
-reproduced).
+fresh tail (plus the smaller runs before the last such leaf), and condensed
+nodes over four or more adjacent same-depth nodes.  It then prepares every
+node (one summarizer call each) and publishes the deepest nodes that cover a
+contiguous prefix of the compactable context.  Only when nothing is planned
+does the engine fall back to the 0.15-style compaction sweep; when the plan
+would publish nothing new, the debt is simply cleared.  The plan is a pure
+function of the context, computed here; ``ctxview.assembly.drain`` prepares
+and publishes it.
 """
 
 from __future__ import annotations
@@ -32,16 +34,37 @@ class SnapshotItem:
     item_type: Literal["message", "summary"]
     tokens: int  # the stored token_count, floored (0 when not a finite number ≥ 0)
     role: str | None = None  # messages
+    message_id: int | None = None
     depth: int = 0  # summaries
+    summary_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class _Node:
+class PlanNode:
+    """A planned summary (or, with ``summary_id``, an existing one the plan builds on)."""
+
+    kind: Literal["leaf", "condensed"]
     depth: int
-    start: int
+    start: int  # the context ordinals it covers
     end: int
-    tokens: int
-    canonical: bool  # an existing summary (not new work)
+    tokens: int  # its sources' stored tokens (existing summaries: their own)
+    summary_id: str | None = None  # an existing summary: nothing to prepare or publish
+    message_ids: tuple[int, ...] = ()  # a leaf's source messages
+    children: tuple[PlanNode, ...] = ()  # a condensed node's sources, in order
+
+    @property
+    def existing(self) -> bool:
+        return self.summary_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPlan:
+    outcome: PlanOutcome
+    nodes: tuple[PlanNode, ...] = ()  # every planned node: each costs one preparation step
+    frontier: tuple[PlanNode, ...] = ()  # what publication puts in the context, covering [start, end]
+    start: int = 0
+    end: int = 0  # the last ordinal the publication covers
+    compactable_end: int = 0  # the last ordinal outside the fresh tail (beyond ``end``: work remains)
 
 
 def non_negative_floor(value: Any) -> int:
@@ -75,77 +98,73 @@ def fresh_tail_start(items: Sequence[SnapshotItem], fresh_tail_count: Any, fresh
     return tail
 
 
-def _leaf_nodes(compactable: Sequence[SnapshotItem], chunk_tokens: int) -> list[_Node]:
-    nodes: list[_Node] = []
+def _leaf(run: Sequence[SnapshotItem]) -> PlanNode:
+    ids = tuple(i.message_id for i in run if i.message_id is not None)
+    return PlanNode("leaf", 0, run[0].ordinal, run[-1].ordinal, sum(i.tokens for i in run), message_ids=ids)
+
+
+def _leaf_nodes(compactable: Sequence[SnapshotItem], chunk_tokens: int) -> list[PlanNode]:
+    nodes: list[PlanNode] = []
     run: list[SnapshotItem] = []
-
-    def flush() -> None:
-        total = sum(i.tokens for i in run)
-        if run and total >= chunk_tokens:
-            nodes.append(_Node(0, run[0].ordinal, run[-1].ordinal, total, False))
-        run.clear()
-
-    for item in compactable:
-        if item.item_type != "message":
-            flush()
-            continue
-        run.append(item)
-        if sum(i.tokens for i in run) >= chunk_tokens:
-            flush()
-    flush()
+    for item in [*compactable, None]:
+        if item is not None and item.item_type == "message":
+            run.append(item)
+            if sum(i.tokens for i in run) < chunk_tokens:
+                continue
+        if run and sum(i.tokens for i in run) >= chunk_tokens:
+            nodes.append(_leaf(run))
+        run = []
     if not nodes:
         return nodes
-    # undersized raw runs before the last eligible leaf become leaves too, so no work is left stranded
+    # the smaller raw runs before the last eligible leaf become leaves too, so no work is left stranded
     last = max(n.end for n in nodes)
-    bridges: list[_Node] = []
+    bridges: list[PlanNode] = []
     bridge: list[SnapshotItem] = []
     for item in compactable:
         if item.ordinal > last:
             break
         if item.item_type != "message" or any(n.start <= item.ordinal <= n.end for n in nodes):
             if bridge:
-                bridges.append(_Node(0, bridge[0].ordinal, bridge[-1].ordinal, sum(i.tokens for i in bridge), False))
+                bridges.append(_leaf(bridge))
                 bridge = []
             continue
         bridge.append(item)
     if bridge:
-        bridges.append(_Node(0, bridge[0].ordinal, bridge[-1].ordinal, sum(i.tokens for i in bridge), False))
-    return nodes + bridges
+        bridges.append(_leaf(bridge))
+    return sorted(nodes + bridges, key=lambda n: (n.start, n.end))
 
 
-def _layer_at_depth(nodes: Sequence[_Node], depth: int, chunk_tokens: int) -> list[_Node]:
-    parents: list[_Node] = []
-    group: list[_Node] = []
-    tokens = 0
+def _layer_at_depth(nodes: Sequence[PlanNode], depth: int, chunk_tokens: int) -> list[PlanNode]:
+    parents: list[PlanNode] = []
+    group: list[PlanNode] = []
+
+    def close() -> None:
+        tokens = sum(n.tokens for n in group)
+        if len(group) >= CONDENSED_MIN_FANOUT and tokens >= CONDENSED_MIN_SOURCE_TOKENS:
+            parents.append(
+                PlanNode("condensed", depth + 1, group[0].start, group[-1].end, tokens, children=tuple(group))
+            )
+        group.clear()
+
     for node in (n for n in nodes if n.depth == depth):
         expected = node.start if not group else group[-1].end + 1
-        if node.start != expected or (group and tokens + node.tokens > chunk_tokens):
-            if len(group) >= CONDENSED_MIN_FANOUT and tokens >= CONDENSED_MIN_SOURCE_TOKENS:
-                parents.append(_Node(depth + 1, group[0].start, group[-1].end, tokens, False))
-            group, tokens = [], 0
+        if node.start != expected or (group and sum(n.tokens for n in group) + node.tokens > chunk_tokens):
+            close()
         group.append(node)
-        tokens += node.tokens
-        if tokens >= chunk_tokens:
-            if len(group) >= CONDENSED_MIN_FANOUT and tokens >= CONDENSED_MIN_SOURCE_TOKENS:
-                parents.append(_Node(depth + 1, group[0].start, group[-1].end, tokens, False))
-            group, tokens = [], 0
-    if len(group) >= CONDENSED_MIN_FANOUT and tokens >= CONDENSED_MIN_SOURCE_TOKENS:
-        parents.append(_Node(depth + 1, group[0].start, group[-1].end, tokens, False))
+        if sum(n.tokens for n in group) >= chunk_tokens:
+            close()
+    close()
     return parents
 
 
-def _condensed_nodes(nodes: Sequence[_Node], chunk_tokens: int) -> list[_Node]:
-    planned: list[_Node] = []
+def _condensed_nodes(nodes: Sequence[PlanNode], chunk_tokens: int) -> list[PlanNode]:
+    planned: list[PlanNode] = []
     candidates = sorted(nodes, key=lambda n: (n.depth, n.start, n.end))
     for _ in range(MAX_LAYERS):
-        layer = [
-            p
-            for depth in sorted({n.depth for n in candidates})
-            for p in _layer_at_depth(candidates, depth, chunk_tokens)
-        ]
-        layer = [
-            n for n in layer if not any((c.depth, c.start, c.end) == (n.depth, n.start, n.end) for c in candidates)
-        ]
+        depths = sorted({n.depth for n in candidates})
+        layer = [p for depth in depths for p in _layer_at_depth(candidates, depth, chunk_tokens)]
+        taken = {(c.depth, c.start, c.end) for c in candidates}
+        layer = [n for n in layer if (n.depth, n.start, n.end) not in taken]
         if not layer:
             break
         planned.extend(layer)
@@ -153,15 +172,15 @@ def _condensed_nodes(nodes: Sequence[_Node], chunk_tokens: int) -> list[_Node]:
     return planned
 
 
-def _frontier(nodes: Sequence[_Node], start: int, end: int) -> list[_Node]:
+def _frontier(nodes: Sequence[PlanNode], start: int, end: int) -> list[PlanNode]:
     """The deepest, longest nodes covering a contiguous prefix of [start, end] (existing summaries win ties)."""
-    frontier: list[_Node] = []
+    frontier: list[PlanNode] = []
     cursor = start
     while cursor <= end:
         options = [n for n in nodes if n.start == cursor and n.start <= n.end <= end]
         if not options:
             break
-        best = max(options, key=lambda n: (n.depth, n.end, n.canonical))
+        best = max(options, key=lambda n: (n.depth, n.end, n.existing))
         frontier.append(best)
         cursor = best.end + 1
     return frontier
@@ -169,19 +188,26 @@ def _frontier(nodes: Sequence[_Node], start: int, end: int) -> list[_Node]:
 
 def plan_pending_summaries(
     items: Sequence[SnapshotItem], *, fresh_tail_count: Any, fresh_tail_max_tokens: Any, leaf_chunk_tokens: int
-) -> PlanOutcome:
-    """Whether the planner finds work: nothing outside the tail, no nodes, nothing new to publish, or a plan."""
+) -> PendingPlan:
+    """The planner's answer for a context: nothing outside the tail, no nodes, nothing new to publish, or a plan."""
     tail = fresh_tail_start(items, fresh_tail_count, fresh_tail_max_tokens)
     compactable = [i for i in items if i.ordinal < tail]
     if not compactable:
-        return "nothing-compactable"
+        return PendingPlan("nothing-compactable")
     chunk_tokens = max(1, math.floor(leaf_chunk_tokens))
-    canonical = [_Node(i.depth, i.ordinal, i.ordinal, i.tokens, True) for i in compactable if i.item_type == "summary"]
+    existing = [
+        PlanNode("leaf", i.depth, i.ordinal, i.ordinal, i.tokens, summary_id=i.summary_id)
+        for i in compactable
+        if i.item_type == "summary"
+    ]
     leaves = _leaf_nodes(compactable, chunk_tokens)
-    pending = leaves + _condensed_nodes([*canonical, *leaves], chunk_tokens)
-    if not pending:
-        return "nothing-planned"
-    frontier = _frontier([*canonical, *pending], compactable[0].ordinal, compactable[-1].ordinal)
-    if not frontier or all(n.canonical for n in frontier):
-        return "nothing-to-publish"
-    return "planned"
+    planned = leaves + _condensed_nodes([*existing, *leaves], chunk_tokens)
+    start, compactable_end = compactable[0].ordinal, compactable[-1].ordinal
+    if not planned:
+        return PendingPlan("nothing-planned", start=start, compactable_end=compactable_end)
+    frontier = _frontier([*existing, *planned], start, compactable_end)
+    if not frontier or all(n.existing for n in frontier):
+        return PendingPlan("nothing-to-publish", tuple(planned), start=start, compactable_end=compactable_end)
+    return PendingPlan(
+        "planned", tuple(planned), tuple(frontier), start, frontier[-1].end, compactable_end=compactable_end
+    )
