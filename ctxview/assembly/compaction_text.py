@@ -70,20 +70,19 @@ def looks_like_binary_payload(value: str) -> bool:
         return False
     if _DATA_URL_START.match(trimmed):
         return True
+    # (the checks are a plain conjunction: the cheap ones come first)
+    if len(trimmed) < 256 or _PROSE_PUNCTUATION.search(trimmed) is not None:
+        return False
     compact = _WS_RUN.sub("", trimmed)
     length = utf16_len(compact)
-    if length < 256 or length % 4 != 0:
-        return False
-    if not _BASE64.match(compact):
-        return False
-    return _PROSE_PUNCTUATION.search(trimmed) is None
+    return length >= 256 and length % 4 == 0 and _BASE64.match(compact) is not None
 
 
 def strip_embedded_media_payloads(content: Any) -> str:
     """Data URLs become a marker; blank, ``MEDIA:/…`` and base64 lines are dropped."""
     if not isinstance(content, str):
         return ""
-    without_urls = _DATA_URL.sub("[embedded media omitted]", content)
+    without_urls = _DATA_URL.sub("[embedded media omitted]", content) if "data:" in content.lower() else content
     kept = []
     for line in _LINE_BREAK.split(without_urls):
         line = js_trim_end(line)
@@ -340,9 +339,12 @@ def strip_injected_context_blocks(content: str, tags: Sequence[str] = DEFAULT_ST
     """``<tag>…</tag>`` blocks of memory plugins and the "Untrusted context" header removed (trimmed)."""
     if not tags:
         return content
-    for tag in tags:
-        content = _tag_block(tag).sub("", content)
-    return js_trim(_UNTRUSTED_HEADER.sub("", content))
+    if "<" in content:  # (every block starts with one)
+        for tag in tags:
+            content = _tag_block(tag).sub("", content)
+    if "untrusted context" in content.lower():
+        content = _UNTRUSTED_HEADER.sub("", content)
+    return js_trim(content)
 
 
 # --- the [date | role] headers ------------------------------------------------------------------------

@@ -302,6 +302,7 @@ class _Replay:
         self.passes: list[DrainPass] = []
         self.log: list[LogLine] = []
         self._tokens: dict[int, float] = {}
+        self._meaningful: dict[str, bool] = {}
 
     # -- stored sizes
 
@@ -327,6 +328,12 @@ class _Replay:
             self._tokens[message_id] = cached
         return cached
 
+    def has_meaningful_text(self, summary: SummaryRow) -> bool:
+        known = self._meaningful.get(summary.summary_id)
+        if known is None:
+            known = self._meaningful[summary.summary_id] = js_trim(meaningful_summary_text(summary.content)) != ""
+        return known
+
     def summary_tokens(self, summary: SummaryRow) -> int | float:
         count = _finite_number(summary.token_count)
         return count if count is not None and count > 0 else estimate_tokens(summary.content)
@@ -339,11 +346,9 @@ class _Replay:
         count = override if override is not None and override > 0 else _positive_floor(s.fresh_tail_count)
         if count <= 0:
             return math.inf
-        raw = [i for i in self.items if i.item_type == "message" and i.message_id is not None]
-        if not raw:
-            return math.inf
+        raw = (i for i in reversed(self.items) if i.item_type == "message" and i.message_id is not None)
         latest_user = None
-        for item in reversed(raw):
+        for item in raw:  # (from the end: the walks below stop early, a long context is not scanned)
             row = self.messages.get(item.message_id) if item.message_id else None
             if row is not None and row.role == "user":
                 latest_user = item.ordinal
@@ -351,7 +356,7 @@ class _Replay:
         protected = 0
         protected_tokens: float = 0
         tail = math.inf
-        for item in reversed(raw):
+        for item in (i for i in reversed(self.items) if i.item_type == "message" and i.message_id is not None):
             user_protected = latest_user is None or tail <= latest_user
             if user_protected and protected >= count:
                 break
@@ -415,7 +420,7 @@ class _Replay:
                 if chunk:
                     break
                 continue
-            meaningful = js_trim(meaningful_summary_text(summary.content)) != ""
+            meaningful = self.has_meaningful_text(summary)
             if not meaningful and not chunk:
                 continue
             size = self.summary_tokens(summary)
@@ -457,11 +462,17 @@ class _Replay:
     # -- passes
 
     def _replace_range(self, chunk: Sequence[ContextItemRow], summary_id: str) -> None:
+        """The chunk's ordinal range becomes the one summary item, then ordinals are renumbered 0…n-1."""
         start, end = min(i.ordinal for i in chunk), max(i.ordinal for i in chunk)
-        kept = [i for i in self.items if not start <= i.ordinal <= end]
-        kept.append(ContextItemRow(start, "summary", None, summary_id))
-        kept.sort(key=lambda i: i.ordinal)
-        self.items = [ContextItemRow(n, i.item_type, i.message_id, i.summary_id) for n, i in enumerate(kept)]
+        items = self.items
+        first = next(n for n, i in enumerate(items) if i.ordinal >= start)
+        last = first
+        while last < len(items) and items[last].ordinal <= end:
+            last += 1
+        items[first:last] = [ContextItemRow(start, "summary", None, summary_id)]
+        numbered = first > 0 and items[0].ordinal == 0 and items[first - 1].ordinal == first - 1  # a 0…first-1 prefix
+        for n in range(first if numbered else 0, len(items)):
+            items[n].ordinal = n
 
     def _new_id(self) -> str:
         return f"{PLACEHOLDER_PREFIX}{len(self.new_summaries) + 1:07d}"

@@ -47,7 +47,7 @@ _DAN_OBJECT = (
 )
 _DAN_PREFIX = r"(?:^\s*|^\s*[A-Za-z][A-Za-z0-9 _/-]{0,40}:\s*)"
 
-_DIRECTIVE_PATTERNS = (
+_DIRECTIVE_PATTERN_LIST = (
     re.compile(
         _js(
             "|".join(
@@ -84,6 +84,16 @@ _DIRECTIVE_PATTERNS = (
         re.ASCII,
     ),
 )
+# one search for all of them: each keeps its own case rule as a scoped flag
+_DIRECTIVE_PATTERNS = re.compile(
+    "|".join(f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})" for p in _DIRECTIVE_PATTERN_LIST),
+    re.ASCII,
+)
+# a word every directive pattern needs (lower-cased; str.lower may only add matches): the cheap test first
+_DIRECTIVE_WORDS = (
+    "ignore", "disregard", "forget", "override", "you", "from", "reply", "reveal", "print", "show", "dump",
+    "exfiltrate", "provide", "give", "send", "jailbreak", "dan", "answer",
+)  # fmt: skip
 _DIRECTIVE_CONTINUATION = re.compile(
     _js(
         r"^\s*(?:answer|reply|respond|say|output|print|return|show|provide|give|send|reveal|dump|exfiltrate)\b"
@@ -96,6 +106,11 @@ _NEWLINES_ONLY = re.compile(r"\n+\Z")
 _SPACE_BEFORE_BREAK = re.compile(r"[ \t]+\n")
 
 
+def _looks_directive(unit: str) -> bool:
+    lowered = unit.lower()
+    return any(word in lowered for word in _DIRECTIVE_WORDS) and _DIRECTIVE_PATTERNS.search(unit) is not None
+
+
 def sanitize_fallback_text(text: str) -> tuple[str, bool]:
     """Sentences that look like prompt injection replaced by one omission marker per run; (text, omitted?)."""
     units = _UNITS.findall(text) or [text]
@@ -106,7 +121,7 @@ def sanitize_fallback_text(text: str) -> tuple[str, bool]:
         if _NEWLINES_ONLY.match(unit):
             output.append(unit)
             continue
-        if any(p.search(unit) for p in _DIRECTIVE_PATTERNS) or (
+        if _looks_directive(unit) or (
             last_was_omission and _DIRECTIVE_CONTINUATION.search(unit)
         ):
             omitted = True
@@ -123,6 +138,8 @@ def truncate_to_estimated_tokens(text: str, max_tokens: float) -> str:
     """The longest prefix whose estimate stays within ``max_tokens`` (whole code points)."""
     if max_tokens <= 0 or not text:
         return ""
+    if text.isascii():  # a quarter each
+        return text[: 4 * math.floor(max_tokens)]
     quarters = 0  # estimate weights are multiples of 1/4: count in quarters to stay exact
     limit = max_tokens * 4
     for index, char in enumerate(text):
