@@ -140,7 +140,7 @@ class DrainPrediction:
             )
         model = " (with no summary model configured it writes truncation summaries, replayed here"
         model += "; a summary model would write other summaries)" if self.passes else ")"
-        summary = self.summary_text()
+        summary = self.summary_text() if self.passes else f"it compacts nothing ({self.why})"
         if self.outcome == "exhausted":
             return f"{head}{model}: it finds nothing to compact, clears the debt and sends the degraded live fallback."
         if self.outcome == "still-pending":
@@ -160,15 +160,14 @@ class DrainPrediction:
             if not self.debt_pending_after
             else "the debt stays pending but under 75 % of the budget"
         )
+        context = "the compacted context" if self.passes else "the stored context"
         return (
             f"{head}{model}: {summary}; the context is then {js_string(self.pressure_after)} tokens and {debt}, so "
-            f"the engine assembles the compacted context, shown here.{placeholder}"
+            f"the engine assembles {context}, shown here.{placeholder}"
         )
 
     def summary_text(self) -> str:
-        """The passes in words: "it compacts 16 messages into 1 leaf summary"."""
-        if not self.passes:
-            return "it compacts nothing"
+        """The passes in words: "it compacts 16 messages into 1 leaf summary" (with at least one pass)."""
         leaf = [p for p in self.passes if p.kind == "leaf"]
         condensed = [p for p in self.passes if p.kind == "condensed"]
         parts = []
@@ -983,7 +982,7 @@ def predict_drain(
             plan = _pending_plan(replay, tail_override or fresh_tail_count, fresh_tail_max_tokens)
             if plan.outcome == "nothing-to-publish":
                 return result(
-                    "cleared", "the pending-summary planner finds nothing new to publish and clears the debt",
+                    "cleared", "the 1.0 pending-summary planner finds nothing new to publish",
                     compaction_target=None, exhausted=False, pending=False,
                 )  # fmt: skip
             if plan.outcome == "planned":
