@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -894,7 +894,7 @@ def _has_row(replay: _Replay, item: ContextItemRow) -> bool:
 # --- the drain -------------------------------------------------------------------------------------------
 
 
-def _persisted_sizes(state: MaintenanceState, row: Mapping[str, Any]) -> tuple[int | None, int | None]:
+def _persisted_sizes(row: Mapping[str, Any]) -> tuple[int | None, int | None]:
     """The debt row's fresh tail and chunk size, used while its persisted threshold still matches the config."""
     threshold = _finite_number(row.get("context_threshold"))
     if threshold is None or row.get("context_threshold_source") == "override" or threshold != CONTEXT_THRESHOLD:
@@ -904,6 +904,18 @@ def _persisted_sizes(state: MaintenanceState, row: Mapping[str, Any]) -> tuple[i
         value = _finite_number(row.get(column))
         sizes.append(math.floor(value) if value is not None and value > 0 else None)
     return sizes[0], sizes[1]
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """How the drain ends: what the gate reads next, and what the debt row records."""
+
+    outcome: DrainOutcome
+    why: str
+    pending: bool = True  # the debt stays (pending) after the drain
+    exhausted: bool = False
+    target: int | None = None  # the compaction's target, when a sweep ran
+    failure: str | None = None  # the failure the debt row records (it counts a retry)
 
 
 def predict_drain(
@@ -928,7 +940,7 @@ def predict_drain(
     if state is None or row is None or not state.debt_active or not pressure > token_budget:
         return None
     threshold = math.floor(token_budget * DEFERRED_PRESSURE_RATIO)
-    tail_override, chunk_override = _persisted_sizes(state, row)
+    tail_override, chunk_override = _persisted_sizes(row)
     settings = _Settings(
         fresh_tail_count=fresh_tail_count,
         fresh_tail_max_tokens=_tail_cap(fresh_tail_max_tokens),
@@ -939,63 +951,10 @@ def predict_drain(
         conversation_id=session.conversation.conversation_id,
     )
     replay = _Replay(session, settings)
-
-    def result(outcome: DrainOutcome, why: str, **kw: Any) -> DrainPrediction:
-        after = replay.context_tokens() if outcome != "unknown" else pressure
-        pending = kw.pop("pending", True)
-        return DrainPrediction(
-            outcome=outcome,
-            why=why,
-            pressure_before=pressure,
-            pressure_after=after,
-            pressure_threshold=threshold,
-            debt_pending_after=pending,
-            passes=tuple(replay.passes),
-            items=tuple(replay.items),
-            new_summaries=dict(replay.new_summaries),
-            maintenance_after=_maintenance_after(row, pending, kw.pop("failure", None)),
-            log_lines=tuple(replay.log),
-            **kw,
-        )
-
     try:
         if replay.context_tokens() != pressure:
             raise _Unmodelled("the context items reference rows ctxview did not load")
-        force = state.retry_attempts < ASSEMBLE_FORCE_MAX_RETRY_ATTEMPTS
-        backoff = (
-            state.next_attempt_after_ms is not None and now_ms is not None and state.next_attempt_after_ms > now_ms
-        )
-        if not force and backoff:
-            return result(
-                "still-pending", "its retries are used up and the backoff is still running", compaction_target=None,
-                exhausted=False,
-            )  # fmt: skip
-        budget = _debt_budget(token_budget, row.get("token_budget"))
-        if budget is None:
-            return result(
-                "still-pending" if pressure > threshold else "cleared", "the compaction has no usable token budget",
-                compaction_target=None, exhausted=False, failure="missing token budget in compact params",
-            )  # fmt: skip
-        if line != "0.15":
-            if session.pending_summary_batch is not None:
-                raise _Unmodelled("a pending summary batch is in progress; the engine would prepare or publish it")
-            plan = _pending_plan(replay, tail_override or fresh_tail_count, fresh_tail_max_tokens)
-            if plan.outcome == "nothing-to-publish":
-                return result(
-                    "cleared", "the 1.0 pending-summary planner finds nothing new to publish",
-                    compaction_target=None, exhausted=False, pending=False,
-                )  # fmt: skip
-            if plan.outcome == "planned":
-                return _pending_result(replay, plan, threshold, result)
-        target = math.floor(CONTEXT_THRESHOLD * budget)
-        try:
-            sweep, reached, exhausted = _threshold_compaction(replay, budget, force)
-        except _DrainFailed as failure:
-            after = replay.context_tokens()
-            return result(
-                "still-pending" if after > threshold else "cleared", f"the compaction fails: {failure}",
-                compaction_target=target, exhausted=False, failure=str(failure),
-            )  # fmt: skip
+        end = _drain(replay, session, state, token_budget, threshold, now_ms)
     except _Unmodelled as unknown:
         return DrainPrediction(
             outcome="unknown",
@@ -1007,41 +966,81 @@ def predict_drain(
             debt_pending_after=True,
             exhausted=False,
         )
+    return DrainPrediction(
+        outcome=end.outcome,
+        why=end.why,
+        pressure_before=pressure,
+        pressure_after=replay.context_tokens(),
+        pressure_threshold=threshold,
+        compaction_target=end.target,
+        debt_pending_after=end.pending,
+        exhausted=end.exhausted,
+        passes=tuple(replay.passes),
+        items=tuple(replay.items),
+        new_summaries=dict(replay.new_summaries),
+        maintenance_after=_maintenance_after(row, end.pending, end.failure),
+        log_lines=tuple(replay.log),
+    )
+
+
+def _drain(
+    replay: _Replay, session: Session, state: MaintenanceState, token_budget: int, threshold: int, now_ms: float | None
+) -> _End:
+    """``maybeConsumeDeferredCompactionDebtForAssemble`` and what it calls, on the replay."""
+    row = session.maintenance or {}
+    settings = replay.settings
+
+    def still_pending_unless_under(why: str, **kw: Any) -> _End:
+        """The debt stays; the gate degrades while the stored context is over the threshold."""
+        return _End("still-pending" if replay.context_tokens() > threshold else "cleared", why, **kw)
+
+    force = state.retry_attempts < ASSEMBLE_FORCE_MAX_RETRY_ATTEMPTS
+    if not force and state.next_attempt_after_ms is not None and now_ms is not None:
+        if state.next_attempt_after_ms > now_ms:
+            return _End("still-pending", "its retries are used up and the backoff is still running")
+    budget = _debt_budget(token_budget, row.get("token_budget"))
+    if settings.line != "0.15":  # 1.0 asks its pending-summary planner first
+        if session.pending_summary_batch is not None:
+            raise _Unmodelled("a pending summary batch is in progress; the engine would prepare or publish it")
+        plan = _pending_plan(
+            replay, settings.tail_override or settings.fresh_tail_count, settings.fresh_tail_max_tokens
+        )
+        if plan.outcome == "nothing-to-publish":
+            return _End("cleared", "the 1.0 pending-summary planner finds nothing new to publish", pending=False)
+        if plan.outcome == "planned":
+            return _publish_result(replay, plan, threshold)
+    if budget is None:
+        failure = "missing token budget in compact params"
+        return still_pending_unless_under("the compaction has no usable token budget", failure=failure)
+    target = math.floor(CONTEXT_THRESHOLD * budget)
+    try:
+        sweep, reached, exhausted = _threshold_compaction(replay, budget, force)
+    except _DrainFailed as failure:
+        return still_pending_unless_under(f"the compaction fails: {failure}", target=target, failure=str(failure))
     if exhausted:
-        return result(
-            "exhausted", "nothing outside the fresh tail can be compacted", compaction_target=target, exhausted=True,
-            pending=False,
-        )  # fmt: skip
+        why = "nothing outside the fresh tail can be compacted"
+        return _End("exhausted", why, pending=False, exhausted=True, target=target)
     if reached:
-        return result(
-            "cleared", f"the compaction reaches its target of {target} tokens", compaction_target=target,
-            exhausted=False, pending=False,
-        )  # fmt: skip
-    after = replay.context_tokens()
-    why = f"the compaction stays over its target of {target} tokens"
+        return _End("cleared", f"the compaction reaches its target of {target} tokens", pending=False, target=target)
     failure = "compacted but still over target" if sweep.action_taken else "live context still exceeds target"
-    outcome: DrainOutcome = "still-pending" if after > threshold else "cleared"
-    return result(outcome, why, compaction_target=target, exhausted=False, failure=failure)
+    why = f"the compaction stays over its target of {target} tokens"
+    return still_pending_unless_under(why, target=target, failure=failure)
 
 
-def _pending_result(
-    replay: _Replay, plan: PendingPlan, threshold: int, result: Callable[..., DrainPrediction]
-) -> DrainPrediction:
+def _publish_result(replay: _Replay, plan: PendingPlan, threshold: int) -> _End:
     """The 1.0 drain when the planner plans: prepare and publish, or (too much work, a gap) leave the debt pending."""
     try:
         published = _publish_pending_plan(replay, plan)
     except _DrainFailed as failure:
-        return result(
-            "still-pending", f"preparing pending summaries fails: {failure}", compaction_target=None, exhausted=False,
-            failure=str(failure),
-        )  # fmt: skip
+        return _End("still-pending", f"preparing pending summaries fails: {failure}", failure=str(failure))
     if published is None:
-        why = f"the pending-summary plan ({_count(len(plan.nodes), 'summary')}) is not published in one drain"
-        return result("still-pending", why, compaction_target=None, exhausted=False)
-    remaining = plan.end < plan.compactable_end
-    after = replay.context_tokens()
-    outcome: DrainOutcome = "still-pending" if remaining and after > threshold else "cleared"
-    return result(outcome, published, compaction_target=None, exhausted=False, pending=remaining)
+        return _End(
+            "still-pending",
+            f"the pending-summary plan ({_count(len(plan.nodes), 'summary')}) is not published in one drain",
+        )
+    remaining = plan.end < plan.compactable_end  # the debt stays while compactable work is left
+    over = remaining and replay.context_tokens() > threshold
+    return _End("still-pending" if over else "cleared", published, pending=remaining)
 
 
 def _tail_cap(value: Any) -> int | None:
