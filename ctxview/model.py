@@ -137,6 +137,7 @@ class Session:
     # engine-only state (§10.5, §10.6): rows as stored, keyed by column; None where there is no row
     maintenance: dict[str, Any] | None = None  # conversation_compaction_maintenance
     bootstrap_state: dict[str, Any] | None = None  # conversation_bootstrap_state (0.15 line only)
+    pending_summary_batch: dict[str, Any] | None = None  # an active pending_compaction_batches row (1.0 drain)
     stored_context_tokens: Any = 0  # Σ stored token_count of the context items (the degrade gate's pressure)
     source: str = ""  # path of the database, for titles and messages
     warnings: list[str] = field(default_factory=list)

@@ -19,7 +19,9 @@ from ctxview.assembly.assembler import (
     empty_result,
     resolve_session,
 )
+from ctxview.assembly.drain import DrainPrediction, drained_session, predict_drain
 from ctxview.assembly.engine import EngineResult, EngineState, reconcile
+from ctxview.assembly.fallbacks import deferred_degrade_decision
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.incremental.termindex import term_index
 from ctxview.assembly.lookup import find_conversation
@@ -47,6 +49,9 @@ class SessionAssembler:
         self._engine_memos: dict[str, SerializedCache] = {}
         self._recall: _RecallSearcher | None = None  # the engine's message search, opened on first use
         self._recall_ordinals: dict[int, int] = {}
+        # §10.5 emergency compaction replays, and the compacted sessions they leave, per budget and tail
+        self._drains: dict[tuple[Any, ...], DrainPrediction | None] = {}
+        self._drained: dict[tuple[Any, ...], SessionAssembler] = {}
 
     def rules(self, params: Params) -> tuple[EngineRules, str]:
         """The engine line's rules for a run, and why those (the database's tables, or a choice)."""
@@ -129,7 +134,46 @@ class SessionAssembler:
             sender_metadata=rules.sender_metadata,
         )
 
-    def engine_state(self, params: Params) -> EngineState:
+    def _drain_key(self, params: Params, budget: int, rules: EngineRules) -> tuple[Any, ...]:
+        return (budget, params.fresh_tail_count, params.fresh_tail_max_tokens, params.timezone, rules.line)
+
+    def drain(self, params: Params, budget: int, rules: EngineRules) -> DrainPrediction | None:
+        """The emergency compaction the engine runs before assembling (§10.5), replayed; None when it runs none."""
+        key = self._drain_key(params, budget, rules)
+        if key not in self._drains:
+            self._drains[key] = predict_drain(
+                self.session,
+                budget,
+                fresh_tail_count=params.fresh_tail_count,
+                fresh_tail_max_tokens=params.fresh_tail_max_tokens,
+                timezone=params.timezone,
+                line=rules.line,
+            )
+        return self._drains[key]
+
+    def _run_drained(self, params: Params, budget: int, rules: EngineRules, drain: DrainPrediction) -> Trace:
+        """The run on the context the drain leaves behind, saying first what the engine did to get there."""
+        key = self._drain_key(params, budget, rules)
+        assembler = self._drained.get(key)
+        if assembler is None:
+            assembler = self._drained[key] = SessionAssembler(drained_session(self.session, drain))
+        trace = assembler.run(params)
+        gate = deferred_degrade_decision(
+            self.session.stored_context_tokens,
+            self.session.maintenance,
+            budget,
+            conversation_id=self.session.conversation.conversation_id,
+            drain="cleared",
+            drain_note=drain.note(budget),
+        )
+        trace.warnings[len(self.session.warnings) : len(self.session.warnings)] = [
+            line.text for line in gate.log_lines if line.level == "warn"
+        ]
+        if gate.note:
+            trace.notes.insert(0, gate.note)
+        return trace
+
+    def engine_state(self, params: Params, drain: DrainPrediction | None = None) -> EngineState:
         """What the engine reads besides the assembled context: debt, fork state, the message search."""
         session = self.session
         if self._recall is None:
@@ -145,6 +189,7 @@ class SessionAssembler:
             bootstrap_state=session.bootstrap_state,
             recall_search=self._recall,
             recall_ordinals=self._recall_ordinals,
+            drain=drain,
         )
 
     def lookup_miss(self, params: Params, rules: EngineRules) -> str | None:
@@ -163,6 +208,11 @@ class SessionAssembler:
         timings: dict[str, float] = {}
         started = time.perf_counter()
         rules, rules_why = self.rules(params)
+        budget = params.effective_budget
+        lookup_miss = self.lookup_miss(params, rules) if params.engine else None
+        drain = self.drain(params, budget, rules) if params.engine and lookup_miss is None else None
+        if drain is not None and drain.outcome == "cleared":  # the engine compacts, then assembles the result
+            return self._run_drained(params, budget, rules, drain)
         assembler_error: JSError | None = None
         try:  # built on first use: timed apart from the assembly that reads it
             self.resolved(params.timezone, rules.sender_metadata)
@@ -170,7 +220,6 @@ class SessionAssembler:
             assembler_error = exc
         timings["resolve"] = time.perf_counter() - started
 
-        budget = params.effective_budget
         mark = time.perf_counter()
         asm = empty_result() if assembler_error is not None else self.assemble(params, budget)
         timings["assemble"] = time.perf_counter() - mark
@@ -191,8 +240,8 @@ class SessionAssembler:
                 context_item_count=len(self.session.items),
                 has_summary_items=self._has_summary_items,
                 rules=rules,
-                state=self.engine_state(params),
-                lookup_miss=self.lookup_miss(params, rules),
+                state=self.engine_state(params, drain),
+                lookup_miss=lookup_miss,
                 assembler_error=assembler_error,
                 memo=self._engine_memo(rules),
             )

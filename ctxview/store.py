@@ -381,6 +381,7 @@ class LcmStore:
             focus_brief=brief,
             maintenance=self._row_of("conversation_compaction_maintenance", cid),
             bootstrap_state=self._row_of("conversation_bootstrap_state", cid),
+            pending_summary_batch=self._active_pending_batch(cid),
             stored_context_tokens=self._stored_context_tokens(cid),
             source=str(self.path),
             warnings=warnings,
@@ -572,6 +573,23 @@ class LcmStore:
         if row is None:
             return None
         return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
+
+    def _active_pending_batch(self, cid: int) -> dict[str, Any] | None:
+        """The conversation's pending summary batch still being planned, prepared or published (1.0), if any."""
+        if not self._has("pending_compaction_batches", "conversation_id") or not self._has(
+            "pending_compaction_batches", "status"
+        ):
+            return None
+        cursor = self._conn.execute(
+            "SELECT * FROM pending_compaction_batches WHERE conversation_id = ?"
+            " AND status IN ('planning', 'ready', 'publishing') LIMIT 1",
+            (cid,),
+        )
+        try:
+            row = cursor.fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
+        return None if row is None else {c[0]: v for c, v in zip(cursor.description, row, strict=True)}
 
     def _stored_context_tokens(self, cid: int) -> Any:
         """Σ the stored ``token_count`` of the context items, as the engine's degrade gate sums them (§10.5)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from ctxview.assembly.clamp import ClampResult, clamp_to_serialized_budget, strip_trailing_prefill
 from ctxview.assembly.decisions import RECALL_KEY, live_decision, recall_decision
+from ctxview.assembly.drain import DrainPrediction
 from ctxview.assembly.fallbacks import (
     DegradeDecision,
     ForkAppendResult,
@@ -108,6 +109,7 @@ class EngineState:
     bootstrap_state: Mapping[str, Any] | None = None  # conversation_bootstrap_state row (§10.6, 0.15 only)
     recall_search: RecallSearchFn | None = None  # the conversation's message search (§10.3); None: no cue
     recall_ordinals: Mapping[int, int] = field(default_factory=dict)  # message id → its context ordinal
+    drain: DrainPrediction | None = None  # the §10.5 emergency compaction replayed for this budget (None: not run)
 
     def fork_source_count(self, rules: EngineRules) -> int | None:
         """The fork's parent message count when the conversation is fork-bounded under ``rules``, else None."""
@@ -198,8 +200,15 @@ def _after_interception(
 ) -> EngineResult:
     """§9.2 steps 4–17, on the (possibly rewritten) live window."""
     budget = fallback.budget
+    drain = state.drain  # the replayed emergency compaction, when the pipeline ran it
     degrade = deferred_degrade_decision(
-        state.stored_context_tokens, state.maintenance, budget, conversation_id=state.conversation_id
+        state.stored_context_tokens,
+        state.maintenance,
+        budget,
+        conversation_id=state.conversation_id,
+        drain=drain.assumption if drain is not None else "exhausted",
+        drained_context_tokens=drain.pressure_after if drain is not None else None,
+        drain_note=drain.note(budget) if drain is not None else None,
     )
     if degrade.reason is not None:
         return fallback.degraded(degrade)
