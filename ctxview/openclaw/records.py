@@ -55,6 +55,7 @@ class TurnRecord:
     provider: str | None = None
     model_id: str | None = None
     model_api: str | None = None
+    tool_names: tuple[str, ...] | None = None  # trajectory: the names in ``data.tools`` (None: no list)
     losses: list[str] = field(default_factory=list)  # what the record lost; empty means complete
     notes: list[str] = field(default_factory=list)
 
@@ -187,6 +188,9 @@ def _event_record(event: dict[str, Any], source: str) -> TurnRecord:
     record.prompt = _s(data.get("prompt"), empty=True)
     record.system_prompt = _s(data.get("systemPrompt"), empty=True)
     record.transcript_leaf_id = _s(data.get("transcriptLeafId"))
+    tools = data.get("tools")
+    if isinstance(tools, list):
+        record.tool_names = tuple(t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
     messages = data.get("messages")
     if isinstance(messages, list):
         record.messages = messages
