@@ -55,6 +55,18 @@ def add_selection_flags(parser: argparse.ArgumentParser, *, engine_per_side: boo
         "--live", metavar="FILE", help="live inputs: JSON array of messages or an OpenClaw .jsonl transcript"
     )
     parser.add_argument(
+        "--live-from-transcript",
+        action="store_true",
+        help="live inputs: the host's live window, built from the OpenClaw transcript of the conversation's session "
+        "(the branch from its leaf, compaction and branch summaries as the host handles them)",
+    )
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="the OpenClaw state directory to find transcripts in (default: the database's own directory when it "
+        "has agents/, else the one OpenClaw uses: $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.clawdbot)",
+    )
+    parser.add_argument(
         "--no-engine",
         action="store_true",
         help="run the bare assembler only (no live-input step, no serialized clamp)",
@@ -146,6 +158,10 @@ def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | N
 
         live = load_live_messages(args.live, notes)
         params = build_params(params, {"live_messages": live}, source=args.live)
+    if getattr(args, "live_from_transcript", False) and args.live:
+        from ctxview.errors import InputError
+
+        raise InputError("--live and --live-from-transcript both give the live inputs: use one")
     if args.conversation is not None:  # a conversation named on the command line is assembled as is
         conversation = args.conversation
         params = replace(params, session_id=None, session_key=None)
@@ -177,7 +193,26 @@ def assemble_args(
         print_notes(assembler.session.warnings)
         if sessions is not None:
             sessions[key] = assembler
+    params = live_from_transcript(side_args, db, params, assembler.session.conversation.conversation_id)
     return assembler.run(params)
+
+
+def live_from_transcript(args: argparse.Namespace, db: Path, params: Params, conversation_id: int) -> Params:
+    """With ``--live-from-transcript``: ``params`` with the host's live window for the conversation's session.
+
+    Where the window came from (or why there is none) is said on stderr; no transcript is an error.
+    """
+    if not getattr(args, "live_from_transcript", False):
+        return params
+    from ctxview.errors import InputError
+    from ctxview.openclaw.host import host_for_database
+
+    host, why = host_for_database(db, conversation_id, os.environ, Path.home(), state_dir=args.state_dir)
+    if host is None or host.window is None:
+        reason = why if host is None else "; ".join(host.notes) or "the session has no transcript"
+        raise InputError(f"--live-from-transcript: {reason}")
+    print_notes([host.provenance(), *host.window.notes])
+    return replace(params, live_messages=tuple(host.window.messages))
 
 
 # --- output ----------------------------------------------------------------------------
