@@ -67,8 +67,24 @@ class HostCheck:
         return EXIT_CODES[self.status]
 
     def badge(self) -> str:
-        """The TUI header's short form: a mark and the summary."""
-        return f"{BADGES[self.status]} {self.summary}"
+        """The TUI header's short form: a mark and a few words (``report`` has the rest)."""
+        mark = BADGES[self.status]
+        verdict = self.verification
+        when = ""
+        if self.record is not None:
+            clock = verdict.turn_time if verdict is not None else None
+            when = f"turn at {clock}" if clock else ""
+        if self.status == "matches" and verdict is not None:
+            count = f"{verdict.recorded_count} message{'s' if verdict.recorded_count != 1 else ''}"
+            return f"{mark} matches what your agent sent ({when + ', ' if when else ''}{count})"
+        if self.status == "differs" and verdict is not None and verdict.difference is not None:
+            return f"{mark} differs from what your agent sent at message {verdict.difference.index}" + (
+                f" ({when})" if when else "")
+        if self.status == "stale":
+            return f"{mark} not compared: the record is older than the last compaction"
+        if self.status == "lossy":
+            return f"{mark} not compared: the record is truncated"
+        return f"{mark} {self.summary}"
 
     def report(self) -> str:
         """Everything ``ctxview verify`` prints."""

@@ -85,6 +85,8 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("inspector.budget_reset"),
             line("inspector.toggle_prompt_aware"),
             line("inspector.toggle_engine"),
+            line("inspector.toggle_host_window"),
+            line("inspector.verify"),
             line("inspector.switch_rules"),
             line("inspector.cycle_scorer"),
             line("inspector.toggle_tokenizer"),

@@ -63,8 +63,11 @@ from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.items_table import ItemsTable
 
 if TYPE_CHECKING:
+    from ctxview.host_check import HostCheck
+    from ctxview.openclaw.host import HostContext
     from ctxview.pipeline import SessionAssembler
     from ctxview.sweep import SweepResult
+    from ctxview.tui.host_view import HostSource
     from ctxview.watch import DatabaseWatcher
 
 COMPACT_WIDTH = 120
@@ -86,8 +89,24 @@ class InspectorScreen(Screen[None]):
     min_budgets: var[MinBudgets | None] = var(None, init=False)
     roi: var[RoiTable] = var(roi_table(None), init=False, always_update=True)
 
-    def __init__(self, db_path: Path, conversation_id: int | None, params: Params, *, watch: bool = False) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        conversation_id: int | None,
+        params: Params,
+        *,
+        watch: bool = False,
+        host: HostSource | None = None,
+    ) -> None:
+        """``host``: where to find the OpenClaw session of the conversation; its transcript gives the live window
+        (unless the params already bring live inputs) and its newest recorded turn is checked."""
         super().__init__()
+        self.host_source = host if params.live_messages is None else None
+        self.host: HostContext | None = None  # the session, its transcript and the host's live window
+        self.host_why = ""  # why there is no host context
+        self.host_window_on = True  # the live window from the transcript feeds the engine step
+        self.host_check: HostCheck | None = None  # the newest recorded turn against a re-assembly
+        self._checking = False
         self.db_path = db_path
         self.conversation_id = conversation_id
         self.set_reactive(InspectorScreen.params, params)
@@ -116,6 +135,7 @@ class InspectorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         screen = InspectorScreen
         yield Header(icon="◧")
+        yield Static("", id="host-line")
         yield Controls(self.params, id="controls")
         yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
         yield ChangesLine(id="changes").data_bind(screen.assembly)
@@ -142,6 +162,7 @@ class InspectorScreen(Screen[None]):
         self._show_key_hints()
         self.bindings_updated_signal.subscribe(self, self._bindings_updated)
         self.query_one("#load-error").display = False
+        self.query_one("#host-line").display = self.host_source is not None
         self.sub_title = f"{self.db_path.name} · loading…"
         table = self.query_one(ItemsTable)
         table.focus()
@@ -186,6 +207,9 @@ class InspectorScreen(Screen[None]):
             with LcmStore(self.db_path) as store:
                 session = store.load_session(self.conversation_id)
             assembler = SessionAssembler(session)
+            if self.host_source is not None and self.host is None and not self.host_why:
+                host, why = self.host_source.resolve(self.db_path, session.conversation.conversation_id)
+                self.app.call_from_thread(self._host_found, host, why)
         except CtxviewError as exc:
             self.app.call_from_thread(self._load_failed, str(exc))
             return
@@ -193,6 +217,82 @@ class InspectorScreen(Screen[None]):
             self.app.call_from_thread(self._load_failed, f"could not read {self.db_path}: {exc}")
             return
         self.app.call_from_thread(self._session_loaded, session, assembler)
+
+    # --- the host (OpenClaw): live window and the check against what was sent ------------------
+
+    def _host_found(self, host: HostContext | None, why: str) -> None:
+        self.host, self.host_why = host, why or ("" if host is not None else "no OpenClaw session")
+        if host is not None and host.window is not None and self.host_window_on:
+            self.set_reactive(InspectorScreen.params, replace(self.params, live_messages=tuple(host.window.messages)))
+        self._show_host_line()
+
+    def _show_host_line(self) -> None:
+        from ctxview.tui.host_view import check_line, window_line
+
+        if self.host_source is None:
+            return
+        key = app_key(self.app, "inspector.toggle_host_window")
+        parts = [window_line(self.host, self.host_why, self.host_window_on, key)]
+        badge = check_line(self.host_check, self._checking)
+        if badge:
+            parts.append(badge)
+        self.query_one("#host-line", Static).update(Text(clean_inline("   ·   ".join(parts), 400)))
+
+    def _start_check(self) -> None:
+        host, assembler = self.host, self.assembler
+        if host is None or host.window is None or assembler is None or self._checking:
+            return
+        self._checking = True
+        self._show_host_line()
+        self._check(host, assembler)
+
+    @work(thread=True, exclusive=True, group="check", exit_on_error=False)
+    def _check(self, host: HostContext, assembler: SessionAssembler) -> None:
+        from ctxview.host_check import HostCheck, check_turn
+
+        try:
+            with self._run_lock:
+                result = check_turn(host, assembler)
+        except Exception as exc:  # the check must never take the inspector down
+            result = HostCheck("no-record", f"the check failed: {exc}")
+        try:
+            self.app.call_from_thread(self._checked, result)
+        except RuntimeError:  # the app is closing
+            pass
+
+    def _checked(self, result: HostCheck) -> None:
+        self._checking = False
+        self.host_check = result
+        self._show_host_line()
+        if self.trace is not None:
+            self.sub_title = self._title_with(self.trace)
+
+    def _title_with(self, trace: Trace) -> str:
+        badge = f" · {self.host_check.badge()}" if self.host_check is not None else ""
+        return f"{self._sub_title}{badge} · {rules_label(trace)}"
+
+    def action_toggle_host_window(self) -> None:
+        """The live window from the session's transcript on/off."""
+        window = self.host.window if self.host is not None else None
+        if window is None:
+            self.notify(f"no live window from a transcript ({self.host_why or 'the session has no transcript'})",
+                        timeout=4, markup=False)
+            return
+        self.host_window_on = not self.host_window_on
+        live = tuple(window.messages) if self.host_window_on else None
+        self._show_host_line()
+        self._set_params(replace(self.params, live_messages=live), "live window")
+
+    def action_verify(self) -> None:
+        """Show the whole verdict of the check against what the agent sent (and run it when it has not run)."""
+        if self.host_check is None:
+            if self.host is None or self.host.window is None:
+                self.notify(f"nothing to check: {self.host_why or 'no OpenClaw session with a transcript'}",
+                            timeout=5, markup=False)
+            else:
+                self._start_check()
+            return
+        self.notify(self.host_check.report(), title="Against what your agent sent", timeout=30, markup=False)
 
     def _load_failed(self, message: str) -> None:
         self._watch_reloading = False
@@ -367,7 +467,9 @@ class InspectorScreen(Screen[None]):
         self._applied = generation
         self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
         self.roi = roi_table(result.trace)
-        self.sub_title = f"{self._sub_title} · {rules_label(result.trace)}"
+        self.sub_title = self._title_with(result.trace)
+        if first:
+            self._start_check()
         fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
         self._shown_warnings.update(fresh_notes)
         for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
