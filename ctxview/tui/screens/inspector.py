@@ -162,7 +162,7 @@ class InspectorScreen(Screen[None]):
         self._show_key_hints()
         self.bindings_updated_signal.subscribe(self, self._bindings_updated)
         self.query_one("#load-error").display = False
-        self.query_one("#host-line").display = self.host_source is not None
+        self.query_one("#host-line").display = False  # shown once an OpenClaw session is found (or was picked)
         self.sub_title = f"{self.db_path.name} · loading…"
         table = self.query_one(ItemsTable)
         table.focus()
@@ -224,6 +224,8 @@ class InspectorScreen(Screen[None]):
         self.host, self.host_why = host, why or ("" if host is not None else "no OpenClaw session")
         if host is not None and host.window is not None and self.host_window_on:
             self.set_reactive(InspectorScreen.params, replace(self.params, live_messages=tuple(host.window.messages)))
+        picked = self.host_source is not None and self.host_source.discovery is not None
+        self.query_one("#host-line").display = host is not None or picked
         self._show_host_line()
 
     def _show_host_line(self) -> None:
