@@ -66,7 +66,8 @@ async def test_the_picker_lists_agents_then_sessions_and_opens_one_with_its_live
         assert cells(table, "agent:coder")[:2] == ["agent coder", "SQLite transcripts, schema 24 · 2 sessions"]
         assert cells(table, "session:main:0") == [
             "2026-04-12 10:00", "  agent:main:main · Main", "1", "2", "0", "2", "3f1c2a9e…", "✓"]
-        assert cells(table, "session:main:2")[2:] == ["—", "", "", "", "deadbeef…", "no LCM conversation, no transcript"]
+        missing = ["—", "", "", "", "deadbeef…", "no LCM conversation, no transcript"]
+        assert cells(table, "session:main:2")[2:] == missing
         assert cells(table, "session:ops:0")[-1] == "no LCM conversation"
         assert cells(table, "conversation:5")[1:3] == ["  agent:gone:main", "5"]
         assert table.cursor_row == 1  # the newest session
@@ -172,5 +173,5 @@ async def test_the_notice_is_shown_over_the_demo(demo_db):
                      show_timings=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
-        assert [n.message for n in app._notifications][0] == "no OpenClaw sessions found: looked …"
+        assert next(n.message for n in app._notifications) == "no OpenClaw sessions found: looked …"
         assert app.screen.query_one("#host-line").display is False
