@@ -40,6 +40,7 @@ class Shot:
     conversation: int | None = 1
     params: Params = LIVE_PARAMS
     db: str = "demo"
+    state: str | None = None  # an OpenClaw state directory from the test fixtures: "agents" or "case"
 
 
 SHOTS: tuple[Shot, ...] = (
@@ -54,14 +55,48 @@ SHOTS: tuple[Shot, ...] = (
     Shot("roi-view", (160, 48), keys=("i",), params=replace(LIVE_PARAMS, scorer="roi")),
     Shot("help", (120, 48), keys=("question_mark",)),
     Shot("export", (160, 48), keys=("e", "down", "down", "down")),
+    Shot("sessions", (160, 40), state="agents"),
+    Shot("verify", (160, 48), keys=("enter",), state="case"),
     Shot("medium", (160, 48), keys=("o", "g"), db="medium",
          params=Params(token_budget=20_000, prompt="postgres failover replica lag", prompt_aware_eviction=True,
                        fresh_tail_count=16)),
 )
 
 
+STATE_ROOT = Path("/tmp/ctxview-screenshots")
+
+
+def openclaw_state(kind: str) -> Path:
+    """A fixture state directory at a fixed path (the picker shows it), rebuilt each time."""
+    import os
+    import time
+
+    from tests.openclaw_case_fixture import build_case_state
+    from tests.openclaw_fixtures import build_state
+
+    os.environ["TZ"] = "UTC"  # the fixtures' times, as the tests see them
+    time.tzset()
+    root = STATE_ROOT / kind / ".openclaw"
+    shutil.rmtree(root.parent, ignore_errors=True)
+    if kind == "case":
+        return build_case_state(root, "match")
+    return build_state(root).root
+
+
 async def render(shot: Shot, db: Path) -> str:
-    app = CtxviewApp(db, conversation_id=shot.conversation, params=shot.params, show_timings=False)
+    discovery = None
+    if shot.state is not None:
+        from ctxview.openclaw.host import discover
+
+        discovery = discover({}, Path("/nonexistent-home"), state_dir=openclaw_state(shot.state))
+        db = discovery.lcm.path
+    app = CtxviewApp(
+        db,
+        conversation_id=shot.conversation if discovery is None else None,
+        params=shot.params if discovery is None else Params(),
+        show_timings=False,
+        discovery=discovery,
+    )
     async with app.run_test(size=shot.size) as pilot:
         await settle(pilot)
         for key in shot.keys:
