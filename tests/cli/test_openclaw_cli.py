@@ -88,6 +88,10 @@ def test_live_from_transcript_is_the_hosts_live_window(case_states, tmp_path):
     )
     export = ctxview("export", str(root / "lcm.db"), "--live-from-transcript", *flags, home=tmp_path)
     assert export.stdout == from_file.stdout
+    same = ctxview("diff", str(root / "lcm.db"), str(root / "lcm.db"), "--live-from-transcript", "--budget", "1171",
+                   home=tmp_path)
+    assert same.returncode == 0, same.stderr  # identical sides, both with the transcript's window
+    assert same.stderr == "ctxview: note: live window: 3 entries from agents/main session agen…, transcript\n" * 2
     both = ctxview("assemble", str(root / "lcm.db"), "--live", str(live), "--live-from-transcript", home=tmp_path)
     assert (both.returncode, both.stderr) == (
         2, "ctxview: error: --live and --live-from-transcript both give the live inputs: use one\n")
