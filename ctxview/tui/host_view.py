@@ -8,16 +8,19 @@ inspector's load worker, and the ``*_line`` functions word what the screen shows
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctxview.errors import CtxviewError
 
 if TYPE_CHECKING:
     from ctxview.host_check import HostCheck
+    from ctxview.model import Params, Trace
     from ctxview.openclaw.host import Discovery, HostContext
     from ctxview.openclaw.mapping import SessionRow
+    from ctxview.pipeline import SessionAssembler
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +66,26 @@ def check_line(check: HostCheck | None, running: bool) -> str:
     if check is None:
         return ""
     return check.badge() if check.status in ("matches", "differs") else check.summary
+
+
+class LockedAssembler:
+    """A session assembler whose every run holds the inspector's run lock (one thread uses it at a time).
+
+    The check runs dozens of assemblies; holding the lock for each one alone lets the user's edits
+    re-assemble in between instead of waiting for the whole check.
+    """
+
+    def __init__(self, inner: SessionAssembler, lock: threading.Lock) -> None:
+        self._inner = inner
+        self._lock = lock
+
+    def run(self, params: Params) -> Trace:
+        with self._lock:
+            return self._inner.run(params)
+
+    def assemble(self, params: Params, token_budget: int) -> Any:
+        with self._lock:
+            return self._inner.assemble(params, token_budget)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)

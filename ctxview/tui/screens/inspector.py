@@ -251,10 +251,11 @@ class InspectorScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="check", exit_on_error=False)
     def _check(self, host: HostContext, assembler: SessionAssembler) -> None:
         from ctxview.host_check import HostCheck, check_turn
+        from ctxview.tui.host_view import LockedAssembler
 
         try:
-            with self._run_lock:
-                result = check_turn(host, assembler)
+            # the lock is taken per run, not for the whole check: edits re-assemble between the check's runs
+            result = check_turn(host, LockedAssembler(assembler, self._run_lock))  # type: ignore[arg-type]
         except Exception as exc:  # the check must never take the inspector down
             result = HostCheck("no-record", f"the check failed: {exc}")
         try:
