@@ -84,6 +84,8 @@ def openclaw_state(kind: str) -> Path:
 
 
 async def render(shot: Shot, db: Path) -> str:
+    from ctxview.openclaw.engine_config import engine_settings
+
     discovery = None
     if shot.state is not None:
         from ctxview.openclaw.host import discover
@@ -93,7 +95,7 @@ async def render(shot: Shot, db: Path) -> str:
     app = CtxviewApp(
         db,
         conversation_id=shot.conversation if discovery is None else None,
-        params=shot.params if discovery is None else Params(),
+        params=shot.params if discovery is None else engine_settings(discovery.config.data).apply(Params()),
         show_timings=False,
         discovery=discovery,
     )

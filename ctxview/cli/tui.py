@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     elif not demo:
         discovery, db, notice = _discover(args.state_dir)
         demo = db is None
+        if discovery is not None and args.params is None:
+            params = _plugin_settings(params, args, discovery)
     else:
         db = None
     if demo and args.params is None:
@@ -64,6 +66,25 @@ def run(args: argparse.Namespace) -> int:
         notice=notice,
         state_dir=args.state_dir,
     )
+
+
+def _plugin_settings(params: Params, args: argparse.Namespace, discovery: Discovery) -> Params:
+    """The lossless-claw settings of the user's ``openclaw.json`` (fresh tail, prompt-aware eviction, time zone,
+    stubs), except where a flag says otherwise: the inspector opens with what the agent runs."""
+    from ctxview.openclaw.engine_config import engine_settings
+
+    flagged = {
+        name
+        for name, flag in (
+            ("fresh_tail_count", args.fresh_tail_count),
+            ("fresh_tail_max_tokens", args.fresh_tail_max_tokens),
+            ("prompt_aware_eviction", args.prompt_aware),
+            ("stub_large_tool_payloads", args.stub_large_tool_payloads),
+            ("timezone", args.timezone),
+        )
+        if flag is not None
+    }
+    return engine_settings(discovery.config.data).apply(params, keep=frozenset(flagged))
 
 
 def _discover(state_dir: str | None) -> tuple[Discovery | None, Path | None, str | None]:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static
 
-from ctxview.cli.tui import _discover
+from ctxview.cli import tui_parser
+from ctxview.cli.common import resolve_params_with_notes
+from ctxview.cli.tui import _discover, _plugin_settings
 from ctxview.model import Params
 from ctxview.openclaw.host import discover
 from ctxview.tui.app import CtxviewApp
@@ -175,3 +177,16 @@ async def test_the_notice_is_shown_over_the_demo(demo_db):
         await settle(pilot)
         assert next(n.message for n in app._notifications) == "no OpenClaw sessions found: looked …"
         assert app.screen.query_one("#host-line").display is False
+
+
+def test_the_inspector_opens_with_the_plugins_settings_unless_a_flag_says_otherwise(tmp_path):
+    found = discover({}, NO_HOME, state_dir=build_case_state(tmp_path / "state", "match"))
+    args = tui_parser().parse_args([])
+    params, _, _ = resolve_params_with_notes(args)
+    opened = _plugin_settings(params, args, found)
+    assert (opened.fresh_tail_count, opened.prompt_aware_eviction, opened.timezone) == (8, True, "UTC")
+    assert opened.token_budget == params.token_budget  # the budget is not a plugin setting
+    args = tui_parser().parse_args(["--fresh-tail-count", "5", "--no-prompt-aware"])
+    params, _, _ = resolve_params_with_notes(args)
+    flagged = _plugin_settings(params, args, found)
+    assert (flagged.fresh_tail_count, flagged.prompt_aware_eviction) == (5, False)
