@@ -124,7 +124,7 @@ def describe(
     trace: Trace,
     decision: Decision,
     session: Session | None,
-    min_budget: int | None = None,
+    min_budget: str | None = None,
     partner_key: str = "p",
 ) -> list[RenderableType]:
     """The detail pane's content for one decision.
@@ -158,7 +158,7 @@ def describe(
     if decision.serialized_tokens is not None:
         tokens += f"  (serialized {decision.serialized_tokens:,})"
     if min_budget is not None:
-        tokens += f"  · kept from budget {min_budget:,}"
+        tokens += f"  · sent from budget {min_budget}"
     parts.append(_field("tokens", tokens))
     if decision.output_index is not None:
         parts.append(_field("position", f"message {decision.output_index} of {len(trace.messages)} in the context"))
