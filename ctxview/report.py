@@ -217,6 +217,7 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
         f"{s.evictable_total_tokens:,}); final {s.final_tokens:,} serialized tokens in "
         f"{count_text(len(trace.messages), 'message')}"
         + (f"; live appended {s.live_appended_tokens:,}" if s.live_appended_tokens else "")
+        + (f", evicted for it {s.evicted_for_live_tokens:,}" if s.evicted_for_live_tokens else "")
         + ("; CLAMPED" if s.clamped else "")
         + ("; OVER BUDGET" if s.over_budget else ""),
     ]
@@ -225,7 +226,8 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
     for note in trace.notes:
         lines.append(f"note: {note}")
     for warning in trace.warnings:
-        lines.append(f"warning: {warning}")
+        # the engine's own log lines are what it reports on a normal turn, not alarms
+        lines.append(f"engine log: {warning}" if warning.startswith("[lcm]") else f"warning: {warning}")
     header = f"{'item':>6}  {'kind':<13} {'tokens':>7} {'score':>8}  {'segment':<10} {'outcome':<21} reason"
     lines += ["", header, "-" * min(width, 140)]
     boundary = s.fresh_tail_ordinal

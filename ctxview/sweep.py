@@ -31,7 +31,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.select import SelectionOrder
-from ctxview.model import KEPT_OUTCOMES, Params, Trace, column
+from ctxview.model import KEPT_OUTCOMES, Params, Trace, column, count_text
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
@@ -314,7 +314,7 @@ def text_chart(result: SweepResult, width: int = 64, height: int = 12) -> str:
             lines.append(f"{budget:>12,} {kept:>12,} {final:>12,} {items:>11,}")
     lines.append("")
     lines.extend(f"note: {note}" for note in result.notes)
-    lines.append(f"{result.exact_runs} runs in {result.elapsed:.2f} s")
+    lines.append(f"{count_text(result.exact_runs, 'run')} in {result.elapsed:.2f} s")
     return "\n".join(lines)
 
 
