@@ -206,7 +206,8 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
         )
     lines += [
         f"{rules_text(trace)}",
-        f"conversation {trace.conversation_id}  mode {s.selection_mode}  budget {s.token_budget:,}"
+        f"conversation {'—' if trace.conversation_id is None else trace.conversation_id}"
+        + f"  mode {s.selection_mode}  budget {s.token_budget:,}"
         + (f" (−{s.reserved_tokens:,} reserved = {s.effective_budget:,})" if s.reserved_tokens else "")
         + f"  fresh tail from ordinal {s.fresh_tail_ordinal if s.fresh_tail_ordinal is not None else '—'}"
         + f" ({s.tail_tokens:,} tokens)",

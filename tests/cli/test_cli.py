@@ -351,3 +351,35 @@ def test_engine_log_lines_are_notes_not_warnings() -> None:
     assert out.returncode == 0, out.stderr
     assert "engine log: [lcm] assemble: appended unpersisted volatile live input conversation=1" in out.stdout
     assert "warning: [lcm]" not in out.stdout
+
+
+@pytest.mark.parametrize("line", ["0.15", "1.0"])
+def test_a_database_without_conversations_gives_the_engine_safe_fallback(tmp_path: Path, line: str) -> None:
+    """The engine finds no conversation for the session and sends the live window (§9.2 step 2); without a
+    session identity there is nothing to assemble, which is an input error."""
+    from tests.lcmdb import LcmDbWriter
+
+    db = tmp_path / "empty.db"
+    with LcmDbWriter(db, session_id="gone") as writer:
+        writer.conn.execute("DELETE FROM conversations")
+    live = [
+        {"role": "user", "content": "deploy status?"},
+        {"role": "assistant", "content": "checking"},
+    ]
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps({
+        "conversationId": 1, "sessionId": "agent-main-ingest-2", "tokenBudget": 500, "prompt": "deploy",
+        "liveMessages": live, "engine": line,
+    }), encoding="utf-8")
+    out = ctxview("assemble", str(db), "--params", str(params), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["engineOutcome"] == "live-fallback:safe-fallback"
+    assert doc["messages"] == live[:1]  # trailing assistant messages stripped
+    assert doc["estimatedTokens"] == 0
+    assert "the database has no conversations" in doc["warnings"][0]
+    table = ctxview("assemble", str(db), "--params", str(params))
+    assert table.stdout.startswith("FALLBACK: the engine would not send the assembled context below: no ")
+    assert "conversation —  mode empty" in table.stdout
+    bare = ctxview("assemble", str(db))
+    assert bare.returncode == 2 and bare.stderr == f"ctxview: error: {db}: the database has no conversations\n"
