@@ -271,7 +271,7 @@ def _search(
 
     low, high = budget_range(assembler, params)
     swept = sweep(assembler, params, [low, high], runs=0)
-    breakpoints = sorted({b for b in swept.kept_from.values() if low <= b <= high})
+    breakpoints = sorted({b for b in swept.selected_from.values() if low <= b <= high})
     seeds = spaced_subset(breakpoints, 24) if breakpoints else []
 
     def assemble_at(budget: int) -> list[Any]:
