@@ -271,3 +271,52 @@ def test_add_live_bad_spec_exits_2(capsys: pytest.CaptureFixture[str], spec: str
     code, out, err = run(capsys, "assemble", DEMO, "--add-live", spec)
     assert code == 2 and out == ""
     assert err.startswith("ctxview: error: --add-live")
+
+
+# --- diff with per-side settings -------------------------------------------------------------
+
+SIDE = ["--budget", "3000", "--prompt-aware", "--fresh-tail-count", "8", "--prompt", "helm rollback revision"]
+
+
+@pytest.mark.parametrize(
+    ("a_flags", "b_flags"),
+    [
+        (["--scorer", "rarity"], ["--scorer", "lcm"]),
+        (["--budget", "2500"], ["--budget", "4000"]),
+        (["--no-prompt-aware"], ["--prompt-aware"]),
+        (["--add-live", f"retry:{TEXT}"], []),
+    ],
+)
+def test_diff_per_side_flags_compare_two_assemble_runs(
+    capsys: pytest.CaptureFixture[str], a_flags: list[str], b_flags: list[str]
+) -> None:
+    a = assembled(capsys, *SIDE, *a_flags)
+    b = assembled(capsys, *SIDE, *b_flags)
+    per_side = [f"--a-{f[2:]}" if f.startswith("--") and not f.startswith("--no-") else f for f in a_flags]
+    per_side = [f"--no-a-{f[5:]}" if f.startswith("--no-") else f for f in per_side]
+    per_side += [f"--b-{f[2:]}" if f.startswith("--") else f for f in b_flags]
+    code, out, err = run(capsys, "diff", DEMO, *SIDE, *per_side, "--json")
+    result = json.loads(out)
+    assert code == (0 if result["identical"] else 1), err
+    outcome_a = {f"o:{i['ordinal']}": i["outcome"] for i in a["trace"]["items"]}
+    outcome_a |= {f"l:{i['liveIndex']}": i["outcome"] for i in a["trace"]["liveInputs"]}
+    outcome_b = {f"o:{i['ordinal']}": i["outcome"] for i in b["trace"]["items"]}
+    outcome_b |= {f"l:{i['liveIndex']}": i["outcome"] for i in b["trace"]["liveInputs"]}
+    expected = sorted(k for k in outcome_a.keys() | outcome_b.keys() if outcome_a.get(k) != outcome_b.get(k))
+    assert sorted(c["key"] for c in result["changes"]) == expected
+    assert expected  # each pair of settings changes something
+    assert result["a"]["estimatedTokens"] == a["estimatedTokens"]
+    assert result["b"]["estimatedTokens"] == b["estimatedTokens"]
+    same = 0
+    for left, right in zip(a["messages"], b["messages"], strict=False):
+        if left != right:
+            break
+        same += 1
+    assert result["prefixMessages"] == same
+
+
+def test_diff_side_labels_name_the_per_side_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "diff", DEMO, *SIDE, "--a-scorer", "rarity", "--b-scorer", "lcm")
+    assert code == 1
+    assert out.splitlines()[0].startswith(f"A: {DEMO} (--scorer rarity) (run, ")
+    assert out.splitlines()[1].startswith(f"B: {DEMO} (--scorer lcm) (run, ")
