@@ -86,6 +86,7 @@ class SummaryTreeScreen(Screen[str | None]):
         with Horizontal():
             tree: Tree[NodeRef] = Tree("summaries", id="summary-tree")
             tree.show_root = False
+            tree.auto_expand = False  # Enter shows the text; space opens and closes
             tree.border_title = "summary map"
             yield tree
             with VerticalScroll(id="summary-text"):
@@ -96,7 +97,7 @@ class SummaryTreeScreen(Screen[str | None]):
         tree = self.query_one(Tree)
         tree.loading = True
         tree.border_subtitle = (
-            f"enter text · {app_key(self.app, 'summaries.jump')} to the items table · "
+            f"enter text · space open/close · {app_key(self.app, 'summaries.jump')} to the items table · "
             f"{app_key(self.app, 'summaries.close')} closes"
         )
         tree.focus()
