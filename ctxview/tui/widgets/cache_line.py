@@ -2,7 +2,7 @@
 
 Bound to the inspector's ``assembly``, whose ``cache`` the run measured against
 the trace shown before it (``ctxview.whatif.cache_prefix``, the computation of
-``ctxview diff``).  Empty before the first edit.
+``ctxview diff``).  Hidden until the first edit: before it there is nothing to compare.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def cache_text(cache: CachePrefix | None) -> Text:
         line.append("  (the whole context is unchanged)", style="dim")
     elif cache.first_changed is not None:
         where = "the list got shorter" if cache.first_changed >= cache.total_messages else (
-            f"message {cache.first_changed + 1} is the first that changed"
+            f"message {cache.first_changed} is the first that changed"  # numbered as the assembled pane numbers
         )
         line.append(f"  ({where})", style="dim")
     return line
@@ -37,7 +37,8 @@ class CachePrefixLine(Static):
     COMPONENT_CLASSES: ClassVar[set[str]] = set()
 
     DEFAULT_CSS = """
-    CachePrefixLine { height: 1; padding: 0 1; color: $text-muted; }
+    CachePrefixLine { height: 1; padding: 0 1; color: $text-muted; display: none; }
+    CachePrefixLine.-measured { display: block; }
     """
 
     assembly: var[Assembly | None] = var(None, init=False)
@@ -45,3 +46,4 @@ class CachePrefixLine(Static):
     def watch_assembly(self, assembly: Assembly | None) -> None:
         if assembly is not None:
             self.update(cache_text(assembly.cache), layout=False)
+            self.set_class(assembly.cache is not None, "-measured")
