@@ -64,7 +64,7 @@ class Comparison:
         return [index for index, row in enumerate(self.rows) if row.differs]
 
     def header(self) -> str:
-        """``kept tokens A 2,210 · B 2,148 (−62) · B gains 2, loses 3 · first differing message 1``."""
+        """``kept tokens A 1,525 · B 1,954 (+429) · sent … · B gains 5 items, loses 2 · … first differing message 2``."""
         delta = self.kept_tokens_b - self.kept_tokens_a
         final_a, final_b = self.a.summary.final_tokens, self.b.summary.final_tokens
         parts = [
@@ -77,7 +77,8 @@ class Comparison:
         if self.first_difference is None:
             parts.append("assembled messages identical")
         else:
-            parts.append(f"first differing message {self.first_difference + 1} (~{self.prefix_tokens:,} tokens shared)")
+            # numbered from 0, as the inspector's assembled pane numbers them
+            parts.append(f"first differing message {self.first_difference} (~{self.prefix_tokens:,} tokens shared)")
         return " · ".join(parts)
 
 

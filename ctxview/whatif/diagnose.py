@@ -99,11 +99,11 @@ def _clusters(title: str, rows: list[dict[str, Any]]) -> list[str]:
 def _contributor_lines(title: str, found: list[Contributor]) -> list[str]:
     if not found:
         return [f"{title}: none"]
-    lines = [f"{title}:", f"  {'item':>6} {'tokens':>8}  {'selected':<8}  {'now':<20} what"]
+    lines = [f"{title}:", f"  {'item':>6} {'tokens':>8}  {'selected':<8}  {'now':<21} what"]
     for c in found:
         selected = "yes" if c.row.get("selected") else "no"
         ordinal, tokens = c.row.get("ordinal", "?"), c.row.get("tokens", 0)
-        lines.append(f"  {ordinal:>6} {tokens:>8,}  {selected:<8}  {c.outcome:<20} {c.name}")
+        lines.append(f"  {ordinal:>6} {tokens:>8,}  {selected:<8}  {c.outcome:<21} {c.name}")
     return lines
 
 
