@@ -22,11 +22,11 @@ for entry in (str(ROOT), str(ROOT / "scripts")):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
-from screenshots import LIVE_PARAMS, to_png  # noqa: E402
 from textual.widgets import TextArea, Tree  # noqa: E402
 
 from ctxview.samples import ensure_demo_db  # noqa: E402
 from ctxview.tui.app import CtxviewApp  # noqa: E402
+from screenshots import LIVE_PARAMS, to_png  # noqa: E402
 from tests.conftest import settle, wait_for  # noqa: E402
 
 Steps = Callable[[Any, CtxviewApp], Awaitable[None]]

@@ -64,7 +64,7 @@ class Comparison:
         return [index for index, row in enumerate(self.rows) if row.differs]
 
     def header(self) -> str:
-        """``kept tokens A 1,525 · B 1,954 (+429) · sent … · B gains 5 items, loses 2 · … first differing message 2``."""
+        """``kept tokens A 1,525 · B 1,954 (+429) · … · B gains 5 items, loses 2 · … first differing message 2``."""
         delta = self.kept_tokens_b - self.kept_tokens_a
         final_a, final_b = self.a.summary.final_tokens, self.b.summary.final_tokens
         parts = [
