@@ -9,6 +9,7 @@ prefix comparison.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,7 +304,9 @@ def diff_sides(a: DiffSide, b: DiffSide) -> DiffResult:
     return DiffResult(a=a, b=b, first_difference=first, prefix_tokens=prefix_tokens, changes=_changes(a, b))
 
 
-def shared_prefix(a: list[Any], b: list[Any]) -> tuple[int | None, int]:
+def shared_prefix(
+    a: list[Any], b: list[Any], tokens: Callable[[Any], int] = serialized_message_tokens
+) -> tuple[int | None, int]:
     """Index of the first message that differs (None: the lists are equal) and the serialized tokens before it.
 
     Byte-identical JSON is what a provider's prompt cache matches; a message object shared by
@@ -316,7 +319,7 @@ def shared_prefix(a: list[Any], b: list[Any]) -> tuple[int | None, int]:
         left, right = a[index], b[index]
         if left is not right and js_stringify(left) != js_stringify(right):
             return index, prefix_tokens
-        prefix_tokens += serialized_message_tokens(left)
+        prefix_tokens += tokens(left)
     return None, prefix_tokens
 
 

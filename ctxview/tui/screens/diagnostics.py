@@ -99,7 +99,7 @@ class DiagnosticsScreen(ModalScreen[str | None]):
                 line = Text(f"  {c.row.get('ordinal', '?'):>6} {c.row.get('tokens', 0):>7,}  ")
                 line.append(f"{'selected' if c.row.get('selected') else 'not sel.':<9}")
                 style = "green" if c.decision is not None and c.decision.is_kept else "red"
-                line.append(f"{c.outcome:<20}", style=style)
+                line.append(f"{c.outcome:<22}", style=style)
                 line.append(clean_inline(c.name, 80))
                 options.add_option(Option(line, id=c.key))
         clusters = _cluster_text("duplicate references", diag.get("duplicateRefClusters", []))
