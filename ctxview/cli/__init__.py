@@ -28,6 +28,9 @@ SUBCOMMANDS: dict[str, str] = {
     "diff": "ctxview.cli.diff",
     "sweep": "ctxview.cli.sweep",
     "verify": "ctxview.cli.verify",
+    "diagnose": "ctxview.cli.diagnose",
+    "check": "ctxview.cli.check",
+    "summaries": "ctxview.cli.summaries",
     "sample": "ctxview.cli.sample",
 }
 

@@ -67,6 +67,13 @@ def add_selection_flags(parser: argparse.ArgumentParser, *, engine_per_side: boo
         "has agents/, else the one OpenClaw uses: $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.clawdbot)",
     )
     parser.add_argument(
+        "--add-live",
+        action="append",
+        metavar="KIND:TEXT",
+        help="append a live input written with the host's markers (repeatable; after --live's): KIND is user, "
+        "subagent (completion announcement), inter-session or retry",
+    )
+    parser.add_argument(
         "--no-engine",
         action="store_true",
         help="run the bare assembler only (no live-input step, no serialized clamp)",
@@ -162,6 +169,11 @@ def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | N
         from ctxview.errors import InputError
 
         raise InputError("--live and --live-from-transcript both give the live inputs: use one")
+    if getattr(args, "add_live", None):
+        from ctxview.whatif.live_inputs import parse_add_live, with_added
+
+        added = [parse_add_live(spec) for spec in args.add_live]
+        params = replace(params, live_messages=with_added(params.live_messages, added))
     if args.conversation is not None:  # a conversation named on the command line is assembled as is
         conversation = args.conversation
         params = replace(params, session_id=None, session_key=None)
@@ -212,7 +224,8 @@ def live_from_transcript(args: argparse.Namespace, db: Path, params: Params, con
         reason = why if host is None else "; ".join(host.notes) or "the session has no transcript"
         raise InputError(f"--live-from-transcript: {reason}")
     print_notes([host.provenance(), *host.window.notes])
-    return replace(params, live_messages=tuple(host.window.messages))
+    added = tuple(params.live_messages or ()) if getattr(args, "add_live", None) else ()
+    return replace(params, live_messages=(*host.window.messages, *added))  # --add-live's inputs after the window
 
 
 # --- output ----------------------------------------------------------------------------
