@@ -109,6 +109,10 @@ class MessageBrowser:
                 wanted,
             ):
                 direct.setdefault(mid, []).append(as_text(sid) or "")
+        blank = [
+            mid for row, mid in zip(rows, ids, strict=True) if mid is not None and not (as_text(row[3]) or "").strip()
+        ]
+        from_parts = self._part_previews(blank)
         found: list[BrowsedMessage] = []
         for index, (row, mid) in enumerate(zip(rows, ids, strict=True)):
             if mid is None:
@@ -122,7 +126,7 @@ class MessageBrowser:
                     message_id=mid,
                     seq=as_int(row[1]),
                     role=as_text(row[2]) or "",
-                    preview=one_line(as_text(row[3]) or ""),
+                    preview=one_line(as_text(row[3]) or "") or from_parts.get(mid, ""),
                     token_count=as_int(row[4]),
                     created_at=as_text(row[5]),
                     mark=mark,
@@ -132,6 +136,22 @@ class MessageBrowser:
                 )
             )
         return found
+
+    def _part_previews(self, message_ids: list[int]) -> dict[int, str]:
+        """A line for messages whose ``content`` is blank (a tool call alone), made from their parts."""
+        if not message_ids or not self.probe.has("message_parts", "message_id"):
+            return {}
+        t = "message_parts"
+        marks = ",".join("?" * len(message_ids))
+        pieces: dict[int, list[str]] = {}
+        for mid, ptype, name, text in self.probe.query(
+            f"SELECT message_id, part_type, {self.probe.col(t, 'tool_name')},"
+            f" substr({self.probe.col(t, 'text_content')}, 1, {PREVIEW_CHARS})"
+            f" FROM message_parts WHERE message_id IN ({marks}) ORDER BY message_id, ordinal",
+            message_ids,
+        ):
+            pieces.setdefault(mid, []).append(part_line(as_text(ptype) or "", as_text(name), as_text(text)))
+        return {mid: one_line(" ".join(p for p in parts if p))[:PREVIEW_CHARS] for mid, parts in pieces.items()}
 
     def row(self, position: int) -> BrowsedMessage | None:
         """One row by position, through a cache of whole pages (what a virtual list asks for per line)."""
@@ -195,8 +215,23 @@ class MessageBrowser:
         return None
 
     def message_text(self, message_id: int) -> str:
+        """The stored ``content``; for a message whose content is blank, its parts (text, tool calls, results)."""
         rows = self.probe.query("SELECT content FROM messages WHERE message_id = ?", (message_id,))
-        return as_text(rows[0][0]) or "" if rows else ""
+        content = (as_text(rows[0][0]) or "") if rows else ""
+        if content.strip() or not self.probe.has("message_parts", "message_id"):
+            return content
+        t = "message_parts"
+        lines: list[str] = []
+        for ptype, name, text, tool_input, tool_output in self.probe.query(
+            f"SELECT part_type, {self.probe.col(t, 'tool_name')}, {self.probe.col(t, 'text_content')},"
+            f" {self.probe.col(t, 'tool_input')}, {self.probe.col(t, 'tool_output')}"
+            " FROM message_parts WHERE message_id = ? ORDER BY ordinal",
+            (message_id,),
+        ):
+            head = part_line(as_text(ptype) or "", as_text(name), None)
+            body = as_text(text) or as_text(tool_input) or as_text(tool_output) or ""
+            lines.append(f"{head} {body}".strip() if head else body)
+        return "\n".join(lines)
 
     def summary(self, summary_id: str) -> SummaryText | None:
         """A summary's text and where it stands; None when no such row exists."""
@@ -232,6 +267,15 @@ class MessageBrowser:
             missing_sources=int(sources[0][1] or 0),
             parents=tuple(as_text(p[0]) or "" for p in parents),
         )
+
+
+def part_line(part_type: str, tool_name: str | None, text: str | None) -> str:
+    """How one part reads in a list: its text, or what it is (a tool call, reasoning)."""
+    if part_type == "tool":
+        return f"[tool {tool_name}]" if tool_name else "[tool]"
+    if part_type == "reasoning":
+        return "[reasoning]"
+    return text or ""
 
 
 def one_line(text: str) -> str:
@@ -292,60 +336,46 @@ def open_browser(connection: sqlite3.Connection, conversation_id: int) -> Messag
     count = int(probe.query("SELECT COUNT(*) FROM messages WHERE conversation_id = ?", (cid,))[0][0])
     stored = read_stored_context(probe, cid)
     in_context, covered = stored.in_context, stored.covered
-    own = int(
-        probe.query(
-            "SELECT COUNT(*) FROM messages m WHERE m.conversation_id = ?1 AND EXISTS(SELECT 1 FROM context_items ci"
-            " WHERE ci.message_id = m.message_id AND ci.conversation_id = ?1 AND ci.item_type = 'message')",
-            (cid,),
-        )[0][0]
-    )
-    summarised = _count_present(probe, cid, [mid for mid in covered if mid not in in_context])
+    present = {mid for (mid,) in probe.query("SELECT message_id FROM messages WHERE conversation_id = ?", (cid,))}
+    own = sum(1 for mid in in_context if mid in present)
+    summarised = sum(1 for mid in covered if mid not in in_context and mid in present)
     mark_counts = {"context": own, "summarised": summarised, "not-in-context": max(0, count - own - summarised)}
     return MessageBrowser(probe, cid, count, in_context, covered, mark_counts, stored.notes)
-
-
-def _count_present(probe: SchemaProbe, cid: int, message_ids: list[int]) -> int:
-    """How many of these ids are messages of the conversation (a summary may name missing or foreign rows)."""
-    present = 0
-    for start in range(0, len(message_ids), 900):
-        chunk = message_ids[start : start + 900]
-        marks = ",".join("?" * len(chunk))
-        present += int(
-            probe.query(
-                f"SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND message_id IN ({marks})", (cid, *chunk)
-            )[0][0]
-        )
-    return present
 
 
 def _coverage(probe: SchemaProbe, cid: int, summary_items: list[tuple[str, int]], notes: list[str]) -> dict[int, Cover]:
     """message_id → the first context summary (by ordinal) whose subtree lists it in summary_messages."""
     if not summary_items:
         return {}
+    covers: dict[str, Cover] = {}
+    for sid, ordinal in summary_items:
+        if sid not in covers or covers[sid].ordinal > ordinal:
+            covers[sid] = Cover(sid, ordinal)
     covered: dict[int, Cover] = {}
+    missing: set[tuple[str, int]] = set()
     rows = probe.query(
-        "WITH RECURSIVE roots(root, ordinal) AS ("
-        "  SELECT summary_id, MIN(ordinal) FROM context_items"
-        "  WHERE conversation_id = ? AND item_type = 'summary' AND summary_id IS NOT NULL GROUP BY summary_id),"
+        "WITH RECURSIVE roots(root) AS ("
+        "  SELECT DISTINCT summary_id FROM context_items"
+        "  WHERE conversation_id = ? AND item_type = 'summary' AND summary_id IS NOT NULL),"
         " down(root, sid) AS ("
         "  SELECT root, root FROM roots"
         "  UNION SELECT down.root, sp.parent_summary_id FROM summary_parents sp JOIN down ON sp.summary_id = down.sid)"
-        " SELECT sm.message_id, down.root, roots.ordinal,"
-        "  EXISTS(SELECT 1 FROM messages m WHERE m.message_id = sm.message_id)"
-        " FROM down JOIN roots ON roots.root = down.root JOIN summary_messages sm ON sm.summary_id = down.sid"
-        " ORDER BY roots.ordinal",
+        " SELECT sm.message_id, down.root, m.message_id IS NOT NULL"
+        " FROM down JOIN summary_messages sm ON sm.summary_id = down.sid"
+        " LEFT JOIN messages m ON m.message_id = sm.message_id",
         (cid,),
     )
-    missing: set[tuple[str, int]] = set()
-    for mid, root, ordinal, exists in rows:
-        message_id = as_int(mid)
-        if message_id is None:
+    for mid, root, exists in rows:
+        message_id = mid if type(mid) is int else as_int(mid)
+        cover = covers.get(root if type(root) is str else as_text(root) or "")
+        if message_id is None or cover is None:
             continue
         if not exists:
-            missing.add((as_text(root) or "", message_id))
+            missing.add((cover.summary_id, message_id))
             continue
-        if message_id not in covered:
-            covered[message_id] = Cover(as_text(root) or "", int(ordinal))
+        known = covered.get(message_id)
+        if known is None or known.ordinal > cover.ordinal:
+            covered[message_id] = cover
     if missing:
         roots = sorted({root for root, _ in missing})
         shown = ", ".join(roots[:3]) + (f" and {len(roots) - 3} more" if len(roots) > 3 else "")

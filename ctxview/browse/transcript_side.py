@@ -157,6 +157,11 @@ def side_by_side(
     on_branch = set(branch) if branch is not None else None
     live_at = {eid: i for i, eid in enumerate(live_entry_ids or ()) if eid is not None}
 
+    focus_key = next(
+        (key for key, kind in zip(decision_at, column(trace.decisions, "kind"), strict=True) if kind == "focus"),
+        None,
+    ) if trace is not None else None
+
     def judged(key: str) -> tuple[bool, str, int | None] | None:
         """(kept, reason, output index) of the decision with this key; None without a run or such a row."""
         at = decision_at.get(key)
@@ -221,6 +226,12 @@ def side_by_side(
             if trace is None:
                 rows.append(EntryRow(**base, reach="summary", why=f"covered by {where} in the stored context",
                                      message_id=mid, summary_id=cover.summary_id, decision_key=key))
+            elif verdict is not None and outcomes[decision_at[key]] == "replaced-by-focus" and focus_key is not None:
+                brief = judged(focus_key)
+                rows.append(EntryRow(**base, reach="summary",
+                                     why=f"covered by {where}, which the focus brief replaces: {verdict[1]}",
+                                     message_id=mid, summary_id=cover.summary_id, decision_key=focus_key,
+                                     output_index=brief[2] if brief is not None and brief[0] else None))
             elif verdict is not None and verdict[0]:
                 rows.append(EntryRow(**base, reach="summary", why=f"covered by {where}: {verdict[1]}",
                                      message_id=mid, summary_id=cover.summary_id, decision_key=key,

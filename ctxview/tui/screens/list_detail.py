@@ -37,8 +37,8 @@ class ListDetailScreen(Screen[None], Generic[Row]):
     ListDetailScreen {
         & #list-status { height: auto; padding: 0 1; color: $text-muted; }
         & #list-main { height: 1fr; }
-        & #detail-list { width: 1fr; height: 1fr; }
-        & #detail-box { width: 1fr; height: 1fr; border: round $border-blurred; padding: 0 1; }
+        & #detail-list { width: 3fr; height: 1fr; }
+        & #detail-box { width: 2fr; height: 1fr; border: round $border-blurred; padding: 0 1; }
     }
     """
 
