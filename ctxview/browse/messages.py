@@ -379,8 +379,9 @@ def _coverage(probe: SchemaProbe, cid: int, summary_items: list[tuple[str, int]]
     if missing:
         roots = sorted({root for root, _ in missing})
         shown = ", ".join(roots[:3]) + (f" and {len(roots) - 3} more" if len(roots) > 3 else "")
-        does = verb(len(missing), "does", "do")
-        lost = plural(len(missing), "message")
+        lost_ids = len({mid for _, mid in missing})
+        does = verb(lost_ids, "does", "do")
+        lost = plural(lost_ids, "message")
         notes.append(f"summaries in the context ({shown}) cover {lost} that {does} not exist")
     dangling = probe.query(
         "WITH RECURSIVE down(sid, depth) AS ("

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxview.browse.messages import read_stored_context
-from ctxview.browse.schema import SchemaProbe, as_int, as_text, plural
+from ctxview.browse.schema import SchemaProbe, as_int, as_text, plural, verb
 from ctxview.model import KEPT_OUTCOMES, ConversationInfo, Trace, column
 
 Reach = Literal["itself", "summary", "not-sent"]
@@ -245,8 +245,9 @@ def side_by_side(
                              why=f"message {mid} is not in the context, and no summary in it covers it",
                              message_id=mid))
     if unmatched_messages and by_entry:
+        have = verb(unmatched_messages, "has", "have")
         notes.append(f"{plural(unmatched_messages, 'message entry', 'message entries')} on the branch "
-                     "have no LCM message (not ingested yet, or ingested without an entry id)")
+                     f"{have} no LCM message (not ingested yet, or ingested without an entry id)")
     counts = {reach: 0 for reach in REACH_WORDS}
     for row in rows:
         counts[row.reach] += 1
