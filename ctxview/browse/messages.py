@@ -189,30 +189,29 @@ class MessageBrowser:
         """The nearest row after (direction 1) or before (-1) ``position`` whose mark differs from its own
         (or equals ``mark`` when given): one jump over a long run of same-marked messages.
 
-        It reads only message ids, SCAN_SIZE at a time, and never builds rows.
+        It walks message ids only, SCAN_SIZE at a time from the row's (seq, message_id) on, and builds no rows.
         """
         here = self.row(position)
-        if here is None:
+        if here is None or here.seq is None:
             return None
-        probe = position + direction
-        while 0 <= probe < self.count:
-            start = probe if direction > 0 else max(0, probe - SCAN_SIZE + 1)
-            ids = self.probe.query(
-                "SELECT message_id FROM messages WHERE conversation_id = ? ORDER BY seq, message_id LIMIT ? OFFSET ?",
-                (self.conversation_id, SCAN_SIZE, start),
+        order = "ASC" if direction > 0 else "DESC"
+        compare = ">" if direction > 0 else "<"
+        boundary: tuple[int, int] = (here.seq, here.message_id)
+        probe = position
+        while True:
+            rows = self.probe.query(
+                f"SELECT message_id, seq FROM messages WHERE conversation_id = ? AND (seq, message_id) {compare} (?, ?)"
+                f" ORDER BY seq {order}, message_id {order} LIMIT ?",
+                (self.conversation_id, *boundary, SCAN_SIZE),
             )
-            span = range(probe - start, len(ids)) if direction > 0 else range(probe - start, -1, -1)
-            for index in span:
-                mid = as_int(ids[index][0])
-                if mid is None:
-                    continue
+            for mid, _seq in rows:
+                probe += direction
                 found = self.mark_of(mid)
                 if (found == mark) if mark is not None else (found != here.mark):
-                    return start + index
-            if not ids:
+                    return probe
+            if len(rows) < SCAN_SIZE:
                 return None
-            probe = start + len(ids) if direction > 0 else start - 1
-        return None
+            boundary = (rows[-1][1], rows[-1][0])
 
     def message_text(self, message_id: int) -> str:
         """The stored ``content``; for a message whose content is blank, its parts (text, tool calls, results)."""
