@@ -110,6 +110,7 @@ def build_browse_state(root: Path) -> BrowseState:
                   covered_latest_at="2026-04-12 09:00:03", created_at="2026-04-12 09:20:00")
     w.focus_brief("brief_fail", "", status="failed", prompt="logs", created_at="2026-04-12 09:25:00")
     w.conn.execute("UPDATE focus_briefs SET error = 'model timed out' WHERE brief_id = 'brief_fail'")
+    w.conn.execute("UPDATE focus_briefs SET updated_at = created_at")  # reproducible screenshots
     for ordinal, (sid, role) in enumerate((("sum_cond", "covered"), ("sum_gone", "covered"))):
         w.conn.execute("INSERT INTO focus_brief_sources (brief_id, summary_id, ordinal, role) VALUES (?, ?, ?, ?)",
                        ("brief_new", sid, ordinal, role))

@@ -48,9 +48,9 @@ class LargeFilesScreen(ListDetailScreen[LargeFile]):
     EMPTY = "this conversation has no large files"
     BINDINGS: ClassVar[list[BindingType]] = bindings("files")
     COLUMNS = (
-        ListColumn("file", 22),
+        ListColumn("file", 19),
         ListColumn("name", None),
-        ListColumn("type", 16),
+        ListColumn("type", 12),
         ListColumn("size", 10, ">"),
         ListColumn("lines", 7, ">"),
         ListColumn("refs", 4, ">"),

@@ -23,7 +23,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from ctxview.browse.messages import MARK_WORDS, BrowsedMessage, MessageBrowser, open_browser
+from ctxview.browse.messages import BrowsedMessage, MessageBrowser, open_browser
 from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.view import clean_block, clean_inline
 from ctxview.tui.widgets.rows_list import Cell, ListColumn, RowsList
@@ -35,7 +35,7 @@ COLUMNS = (
     ListColumn("seq", 7, ">"),
     ListColumn("role", 9),
     ListColumn("tokens", 6, ">"),
-    ListColumn("where", 30),
+    ListColumn("where", 24),
     ListColumn("text", None),
 )
 
@@ -183,9 +183,9 @@ class MessagesScreen(Screen[JumpTo | None]):
             head.append(f" · {row.token_count:,} tokens")
         if row.created_at:
             head.append(f" · {clean_inline(row.created_at, 40)}")
-        mark = Text(MARK_WORDS[row.mark].capitalize(), style={"context": "green", "summarised": "cyan"}.get(row.mark,
-                                                                                                          "dim"))
-        mark.append(f": {row.mark_text}", style="")
+        words = row.mark_text
+        mark = Text(f"{MARK_GLYPH[row.mark]} {words[:1].upper()}{words[1:]}",
+                    style={"context": "green", "summarised": "cyan"}.get(row.mark, "dim"))
         parts: list[Text] = [head, mark]
         jump = app_key(self.app, "messages.jump")
         if row.cover is not None:

@@ -48,7 +48,9 @@ CONTEXT_COLUMNS = (ListColumn("#", 4, ">"), ListColumn("item", 6), ListColumn("r
 
 
 def entry_cells(row: EntryRow) -> list[Cell]:
-    if row.reach == "summary" and row.summary_id is not None:
+    if row.reach == "summary" and row.decision_key is not None and row.decision_key.startswith("f:"):
+        reach = f"{REACH_GLYPH['summary']} as the focus brief"
+    elif row.reach == "summary" and row.summary_id is not None:
         reach = f"{REACH_GLYPH['summary']} as {row.summary_id}"
     else:
         reach = f"{REACH_GLYPH[row.reach]} {REACH_WORDS[row.reach]}"
@@ -63,9 +65,17 @@ def entry_cells(row: EntryRow) -> list[Cell]:
     ]
 
 
+def item_label(key: str | None) -> str:
+    """The inspector's name for a decision key: ``12`` (item), ``L3`` (live input), ``brief`` (focus brief)."""
+    if key is None:
+        return ""
+    kind, _, rest = key.partition(":")
+    return {"o": rest, "l": f"L{rest}", "f": "brief"}.get(kind, key)
+
+
 def context_cells(index: int, message: Any, key: str | None) -> list[Cell]:
     role, text = message_preview(message)
-    item = "" if key is None else key.split(":", 1)[-1] if key.startswith("o:") else f"L{key.split(':', 1)[-1]}"
+    item = item_label(key)
     return [(str(index), "muted"), (item, "muted"), (role, ""), (text, "")]
 
 
