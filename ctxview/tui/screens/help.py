@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ctxview.sweep import SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE
 from ctxview.tui.actions import ACTION_BY_ID, Keymap, bindings, key_hint, key_list
 
 
@@ -196,6 +197,8 @@ SEPARATORS = (
     "Rows marked ▲ became kept with the last edit, ▼ stopped being kept, • changed otherwise.",
 )
 
+SWEEP_COLUMNS = (SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE)  # the budget sweep's two budgets, as the CLI says them
+
 
 def help_renderable(keymap: Keymap | None = None) -> Table:
     grid = Table.grid(padding=(0, 2))
@@ -216,6 +219,10 @@ def help_renderable(keymap: Keymap | None = None) -> Table:
     grid.add_row("", "")
     grid.add_row(Text("Lines", style="bold underline"), "")
     for line in SEPARATORS:
+        grid.add_row("", Text(line))
+    grid.add_row("", "")
+    grid.add_row(Text("Budget sweep", style="bold underline"), "")
+    for line in SWEEP_COLUMNS:
         grid.add_row("", Text(line))
     return grid
 

@@ -356,7 +356,7 @@ class InspectorScreen(Screen[None]):
     def _swept(self, params: Params, result: SweepResult | None) -> None:
         """The sweep view closed: its min budgets hold for every trace of these params (any budget)."""
         if result is not None:
-            self.min_budgets = MinBudgets(params, result.min_budget)
+            self.min_budgets = MinBudgets.of_sweep(params, result)
 
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.assembly is None

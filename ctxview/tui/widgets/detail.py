@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
-from ctxview.model import Decision, Session, Trace, describe_key
+from ctxview.model import Decision, Session, Trace, count_text, describe_key
 from ctxview.tui.actions import app_key
 from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
 from ctxview.tui.state import MinBudgets, Selection
@@ -124,7 +124,7 @@ def describe(
     trace: Trace,
     decision: Decision,
     session: Session | None,
-    min_budget: int | None = None,
+    min_budget: str | None = None,
     partner_key: str = "p",
 ) -> list[RenderableType]:
     """The detail pane's content for one decision.
@@ -158,10 +158,10 @@ def describe(
     if decision.serialized_tokens is not None:
         tokens += f"  (serialized {decision.serialized_tokens:,})"
     if min_budget is not None:
-        tokens += f"  · kept from budget {min_budget:,}"
+        tokens += f"  · sent from budget {min_budget}"
     parts.append(_field("tokens", tokens))
     if decision.output_index is not None:
-        parts.append(_field("position", f"message {decision.output_index} of {len(trace.messages)} in the context"))
+        parts.append(_field("position", f"message {decision.output_index:,} of {len(trace.messages):,} in the context"))
 
     # score and the terms behind it
     parts.extend(score_rows(trace, decision))
@@ -226,7 +226,8 @@ def _provenance(session: Session, decision: Decision) -> list[RenderableType]:
                     text += f" (seq {min(seqs)}–{max(seqs)})"
                 parts.append(_field("sources", text))
             if summary.parent_ids:
-                condensed = f"{len(summary.parent_ids)} summaries: " + _short_list(summary.parent_ids)
+                condensed = count_text(len(summary.parent_ids), "summary", "summaries")
+                condensed += ": " + _short_list(summary.parent_ids)
                 parts.append(_field("condenses", condensed))
     return parts
 
