@@ -54,7 +54,7 @@ SHOTS: tuple[Shot, ...] = (
     Shot("roi-view", (160, 48), keys=("i",), params=replace(LIVE_PARAMS, scorer="roi")),
     Shot("help", (120, 48), keys=("question_mark",)),
     Shot("export", (160, 48), keys=("e", "down", "down", "down")),
-    Shot("messages", (160, 48), keys=("m", "n", "k", "k", "k")),
+    Shot("messages", (160, 48), keys=("M", "n", "k", "k", "k")),
     Shot("focus-briefs", (160, 40), keys=("f", "j"), conversation=None, db="browse",
          params=Params()),
     Shot("large-files", (160, 40), keys=("L", "j"), conversation=None, db="browse",

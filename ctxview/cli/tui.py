@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
         demo = True
     if demo and args.params is None:
         params = _demo_params(params, args)
+    if demo and args.live is None and args.add_live and args.params is None:
+        from ctxview.samples import demo_live_messages  # the demo's own live window, then the inputs added by hand
+
+        params = replace(params, live_messages=(*demo_live_messages(), *(params.live_messages or ())))
     from ctxview.tui import run_tui
 
     return run_tui(

@@ -122,7 +122,22 @@ ACTIONS: tuple[Action, ...] = (
            palette="Reload database", palette_help="re-read the session, keep the parameters"),
     Action("inspector.back", "b,backspace", "back", "Back", "back to the conversation picker",
            palette="Back to conversations", palette_help="the conversation picker"),
-    Action("inspector.messages", "m", "messages", "Messages",
+    # what-if tools (issue 18)
+    Action("inspector.diagnostics", "D", "diagnostics", "Diagnostics",
+           "the engine's overflow diagnostics: top contributors, duplicates, raw vs summary tokens", show=False,
+           palette="Show overflow diagnostics", palette_help="why the prompt is big (§8)"),
+    Action("inspector.summary_map", "m", "summary_map", "Summaries",
+           "the summary map: condensed summaries down to leaves and source messages", show=False,
+           palette="Show the summary map", palette_help="the summary tree with compression and outcomes"),
+    Action("inspector.add_live", "a", "add_live", "Add live",
+           "add a live input by hand (user turn, subagent announcement, inter-session message, retry prompt)",
+           show=False, palette="Add a live input", palette_help="the engine step runs at once"),
+    Action("inspector.edit_live", "A", "edit_live", "Edit live", "edit the live input under the cursor", show=False),
+    Action("inspector.delete_live", "delete", "delete_live", "Delete live", "remove the live input under the cursor",
+           show=False),
+    Action("inspector.compare", "x", "compare", "A/B", "compare two settings side by side (A/B)", show=False,
+           palette="Compare two settings (A/B)", palette_help="each side its own prompt, budget, scorer, rules"),
+    Action("inspector.messages", "M", "messages", "Messages",
            "every message of the conversation: in the context, summarised (into which summary) or not",
            show=False, palette="Browse every message",
            palette_help="the whole conversation, summarised messages too, with a jump to their summary"),
@@ -165,7 +180,7 @@ ACTIONS: tuple[Action, ...] = (
            "jump to what the model sees for it: its summary's row, or its own"),
     Action("messages.next_change", "n", "next_change(1)", "Next change", "next / previous change of mark"),
     Action("messages.prev_change", "N", "next_change(-1)", "Previous change", show=False),
-    Action("messages.close", "escape,b,m", "close", "Back", "back to the inspector"),
+    Action("messages.close", "escape,b,M", "close", "Back", "back to the inspector"),
     # --- focus briefs, large files, transcript (BriefsScreen, LargeFilesScreen, TranscriptScreen) ---
     Action("briefs.close", "escape,b,f", "close", "Back", "back to the inspector"),
     Action("files.close", "escape,b,L", "close", "Back", "back to the inspector"),
@@ -175,6 +190,15 @@ ACTIONS: tuple[Action, ...] = (
     Action("sweep.close", "escape,b,w", "close", "Back"),
     Action("sweep.rerun", "r", "rerun", "Re-run"),
     Action("help.close", "escape,q,question_mark", "dismiss", "Close"),
+    # --- the what-if screens (issue 18) ---
+    Action("diagnostics.close", "escape,D", "close", "Close"),
+    Action("summaries.close", "escape,m", "close", "Close"),
+    Action("summaries.jump", "t", "jump", "To table", "jump to the summary's (or message's) row in the items table"),
+    Action("add_live.cancel", "escape", "cancel", "Cancel"),
+    Action("add_live.submit", "ctrl+s", "submit", "Add"),
+    Action("compare.close", "escape,x", "close", "Close"),
+    Action("compare.next_diff", "n", "next_diff(1)", "Next diff", "jump to the next / previous differing row"),
+    Action("compare.prev_diff", "N", "next_diff(-1)", "Prev diff", show=False),
 )
 
 ACTION_BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}

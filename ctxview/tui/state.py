@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from ctxview.model import Decision, Params, Session, Trace
 from ctxview.sweep import SweepResult
 from ctxview.tui.view import OutcomeDiff, TableLayout
+from ctxview.whatif.cache_prefix import CachePrefix
 
 
 @dataclass(slots=True, eq=False)
@@ -28,6 +29,7 @@ class Assembly:
     elapsed: float | None  # seconds the run took (None: the app hides timings)
     edit: str = ""  # the edit that asked for it ("" for the first run)
     first: bool = False  # the first run of this conversation
+    cache: CachePrefix | None = None  # the prompt-cache prefix this run kept of the one shown before it
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -37,6 +39,7 @@ class Selection:
     trace: Trace
     decision: Decision | None
     session: Session | None
+    cache_key: str | None = None  # the first message the last edit changed (the prompt cache ends before it)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

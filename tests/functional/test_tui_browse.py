@@ -1,4 +1,4 @@
-"""The read-only lcm-tui-style views driven like a user: messages (m), focus briefs (f), large files (L),
+"""The read-only lcm-tui-style views driven like a user: messages (M), focus briefs (f), large files (L),
 the transcript beside the assembled context (T)."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ async def open_view(pilot, key: str, kind: type) -> object:
 async def test_messages_marks_and_jump_to_summary(state: BrowseState) -> None:
     app = CtxviewApp(state.lcm, show_timings=False)
     async with app.run_test(size=(160, 48)) as pilot:
-        screen = await open_view(pilot, "m", MessagesScreen)
+        screen = await open_view(pilot, "M", MessagesScreen)
         assert isinstance(screen, MessagesScreen) and screen.browser is not None
         listing = screen.query_one(RowsList)
         where = [listing.cells(i)[4][0] for i in range(listing.line_count)]  # type: ignore[index]

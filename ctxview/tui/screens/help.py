@@ -149,6 +149,20 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("export.cancel"),
         ),
     ),
+    (
+        "What-if tools",
+        None,
+        (
+            line("inspector.add_live"),
+            line("inspector.edit_live"),
+            line("inspector.delete_live"),
+            line("inspector.diagnostics"),
+            line("inspector.summary_map"),
+            line("summaries.jump"),
+            line("inspector.compare"),
+            line("compare.next_diff", "compare.prev_diff"),
+        ),
+    ),
 )
 
 HelpSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]

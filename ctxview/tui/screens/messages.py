@@ -1,4 +1,4 @@
-"""``m``: every message of the conversation, including those summaries now cover, paged from the database.
+"""``M``: every message of the conversation, including those summaries now cover, paged from the database.
 
 Each row says where its message stands: in the context (green), summarised into a
 summary of the context (that summary's id), or not in the context.  ``enter`` jumps to

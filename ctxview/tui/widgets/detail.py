@@ -202,6 +202,12 @@ def describe(
     return parts
 
 
+def cache_mark() -> Text:
+    """The line on the first message the last edit changed: a provider's prompt cache ends before it."""
+    return _field("cache", "▶ the first message the last edit changed: the prompt cache is reused up to here",
+                  "bold magenta")
+
+
 def _provenance(session: Session, decision: Decision) -> list[RenderableType]:
     parts: list[RenderableType] = []
     if decision.message_id is not None:
@@ -285,7 +291,10 @@ class DetailPane(VerticalScroll):
         budgets = self.min_budgets
         min_budget = budgets.of(decision.key) if budgets is not None and budgets.covers(trace.params) else None
         partner_key = app_key(self.app, "inspector.jump_partner")
-        self._set_body(Group(*describe(trace, decision, selection.session, min_budget, partner_key)))
+        parts = describe(trace, decision, selection.session, min_budget, partner_key)
+        if selection.cache_key is not None and selection.cache_key == decision.key:
+            parts.insert(1, cache_mark())
+        self._set_body(Group(*parts))
 
     def _set_body(self, content: Group | Text) -> None:
         """Swap the text; re-lay the screen out only when its height changed.
