@@ -141,7 +141,7 @@ ACTIONS: tuple[Action, ...] = (
            "every message of the conversation: in the context, summarised (into which summary) or not",
            show=False, palette="Browse every message",
            palette_help="the whole conversation, summarised messages too, with a jump to their summary"),
-    Action("inspector.briefs", "f", "briefs", "Briefs", "the focus briefs the engine wrote, with their text",
+    Action("inspector.briefs", "F", "briefs", "Briefs", "the focus briefs the engine wrote, with their text",
            show=False, palette="Focus briefs", palette_help="every focus brief of the conversation and its detail"),
     Action("inspector.large_files", "L", "large_files", "Files", "the large files the engine stored, with their detail",
            show=False, palette="Large files", palette_help="externalized payloads: size, summary, referring messages"),
