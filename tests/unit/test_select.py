@@ -94,6 +94,29 @@ def test_the_sparse_order_is_the_prompt_aware_order(scores: list[float]) -> None
 
 @settings(max_examples=300, deadline=None)
 @given(
+    scores=st.lists(st.one_of(st.just(0.0), st.sampled_from([0.1, 0.25, 0.5, 1.0]), st.floats(0, 1)), max_size=25),
+    data=st.data(),
+)
+def test_the_sparse_greedy_order_is_the_greedy_order_of_the_scores(scores: list[float], data: st.DataObject) -> None:
+    tokens = data.draw(st.lists(st.integers(0, 40), min_size=len(scores), max_size=len(scores)))
+    evictable = items(*tokens)
+    positive = {i: s for i, s in enumerate(scores) if s > 0}
+    dense = GreedyOrder(prompt_aware_order(scores), evictable)
+    expected_rank = [0] * len(scores)
+    for position, index in enumerate(dense.order, start=1):
+        expected_rank[index] = position
+    for item_tokens in (None, list(tokens)):
+        sparse = GreedyOrder.sparse(positive, evictable, item_tokens)
+        assert (sparse.order, sparse.tokens, sparse.floor) == (dense.order, dense.tokens, dense.floor)
+        rank = sparse.rank(len(scores))
+        assert [rank[i] for i in range(len(scores))] == expected_rank
+        assert rank == expected_rank and len(rank) == len(scores)
+        for remaining in (0, sum(tokens) // 2, sum(tokens)):
+            assert sparse.walk(remaining) == dense.walk(remaining)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
     tokens=st.lists(st.integers(0, 40), max_size=25),
     ranked=st.booleans(),
     data=st.data(),
