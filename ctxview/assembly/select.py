@@ -111,11 +111,16 @@ class GreedyOrder:
     """A best-first order of the evictable items, prepared once for §6.2 greedy walks at any budget.
 
     A prompt fixes the order; every budget edit then walks it again.  With the
-    tokens laid out in walk order and the smallest token count of every suffix
-    known, a walk is a tight loop that stops as soon as nothing further can fit.
+    tokens laid out in walk order and a lower bound of the smallest token count
+    of every suffix known, a walk is a tight loop that stops (at most a block
+    late) once nothing further can fit.  The bound is the smallest count from the
+    start of the position's block of ``_BLOCK`` items on: a per-position suffix
+    minimum costs a Python call per item on every prompt edit.
     """
 
     __slots__ = ("_prefix", "_rank", "floor", "order", "tokens")
+
+    _SHIFT = 9  # blocks of 512 positions
 
     def __init__(
         self,
@@ -128,7 +133,10 @@ class GreedyOrder:
         """``tokens`` (the items' tokens in ``order``) and ``rank`` when the caller has them cheaper."""
         self.order = order
         self.tokens = tokens if tokens is not None else [evictable[i].tokens for i in order]
-        floor = list(accumulate(reversed(self.tokens), min))  # floor[r] = min(tokens[r:])
+        tokens_in_order = self.tokens
+        size = 1 << self._SHIFT
+        block_minima = [min(tokens_in_order[start : start + size]) for start in range(0, len(tokens_in_order), size)]
+        floor = list(accumulate(reversed(block_minima), min))  # floor[b] = min(tokens[b * size:])
         floor.reverse()
         self.floor = floor
         self._rank: Sequence[int] | None = rank
@@ -168,11 +176,12 @@ class GreedyOrder:
         kept: list[int] = []
         accum = 0
         floor = self.floor
+        shift = self._SHIFT
         for position, tokens in enumerate(self.tokens):
             if accum + tokens <= remaining:
                 kept.append(position)
                 accum += tokens
-            elif remaining - accum < floor[position]:
+            elif remaining - accum < floor[position >> shift]:
                 break  # nothing from here on fits
         return kept, accum
 
@@ -185,8 +194,9 @@ class GreedyOrder:
         accum = prefix[fits - 1] if fits else 0
         tokens = self.tokens
         floor = self.floor
+        shift = self._SHIFT
         for position in range(fits + 1, len(tokens)):  # the item at ``fits`` did not fit
-            if remaining - accum < floor[position]:
+            if remaining - accum < floor[position >> shift]:
                 break  # nothing from here on fits
             if accum + tokens[position] <= remaining:
                 accum += tokens[position]

@@ -78,6 +78,39 @@ def test_prepared_walk_matches_the_plain_greedy_walk(tokens: list[int], data: st
         assert list(sel.rank) == rank and list(sel.left_before) == left
 
 
+@settings(max_examples=200, deadline=None)
+@given(tokens=st.lists(st.integers(0, 60), max_size=1400), data=st.data())
+def test_the_walk_over_several_blocks_is_the_plain_greedy_walk(tokens: list[int], data: st.DataObject) -> None:
+    order = list(range(len(tokens)))  # (the walk only reads the tokens in order)
+    greedy = GreedyOrder(order, items(*tokens))
+    for remaining in data.draw(st.lists(st.integers(0, sum(tokens) + 5), min_size=1, max_size=4)):
+        kept, accum = [], 0
+        for position, count in enumerate(tokens):
+            if accum + count <= remaining:
+                kept.append(position)
+                accum += count
+        assert greedy.walk(remaining) == (kept, accum)
+        assert greedy.kept_tokens(remaining) == accum
+
+
+def test_long_walks_stop_exactly_where_the_plain_walk_keeps_its_last_item() -> None:
+    import random
+
+    generator = random.Random(19)
+    tokens = [generator.choice([1, 2, 5, 40, 300, 2000]) for _ in range(5000)]
+    tokens[4321] = 0  # a free item far down the order: the walk must still reach it
+    greedy = GreedyOrder(list(range(len(tokens))), items(*tokens))
+    for remaining in (0, 1, 3, 777, 20_000, 100_000, sum(tokens) - 1):
+        kept, accum = [], 0
+        for position, count in enumerate(tokens):
+            if accum + count <= remaining:
+                kept.append(position)
+                accum += count
+        assert greedy.walk(remaining) == (kept, accum)
+        assert greedy.kept_tokens(remaining) == accum
+        assert 4321 in kept
+
+
 def test_prompt_aware_order_is_score_descending_newer_first() -> None:
     assert prompt_aware_order([0.5, 0.9, 0.5, 0.0, 0.1]) == [1, 2, 0, 4, 3]
     assert prompt_aware_order([]) == []
