@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ctxview.report as report
-from ctxview.report import dumps, trace_to_json, write_trace_json
+from ctxview.report import _item_json, decision_json, dumps, item_json, trace_to_json, write_trace_json
 from tests.export_support import run_case
 
 
@@ -38,3 +38,14 @@ def test_a_text_that_spells_the_marker_falls_back_to_the_whole_document(where: s
     pieces: list[str] = []
     write_trace_json(trace, pieces.append)
     assert pieces == [dumps(trace_to_json(trace))]
+
+
+@pytest.mark.parametrize("case", ["005", "301", "042", "000"])
+def test_item_json_is_the_parity_projection_of_decision_json(case: str) -> None:
+    trace = run_case(case)
+    assert trace.decisions
+    for d in trace.decisions:
+        expected = _item_json(decision_json(d))
+        assert item_json(d) == expected
+        assert list(item_json(d)) == list(expected)  # the key order the JSON text keeps
+        assert dumps(item_json(d)) == dumps(expected)
