@@ -141,7 +141,7 @@ ACTIONS: tuple[Action, ...] = (
            "every message of the conversation: in the context, summarised (into which summary) or not",
            show=False, palette="Browse every message",
            palette_help="the whole conversation, summarised messages too, with a jump to their summary"),
-    Action("inspector.briefs", "f", "briefs", "Briefs", "the focus briefs the engine wrote, with their text",
+    Action("inspector.briefs", "F", "briefs", "Briefs", "the focus briefs the engine wrote, with their text",
            show=False, palette="Focus briefs", palette_help="every focus brief of the conversation and its detail"),
     Action("inspector.large_files", "L", "large_files", "Files", "the large files the engine stored, with their detail",
            show=False, palette="Large files", palette_help="externalized payloads: size, summary, referring messages"),
@@ -182,7 +182,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("messages.prev_change", "N", "next_change(-1)", "Previous change", show=False),
     Action("messages.close", "escape,b,M", "close", "Back", "back to the inspector"),
     # --- focus briefs, large files, transcript (BriefsScreen, LargeFilesScreen, TranscriptScreen) ---
-    Action("briefs.close", "escape,b,f", "close", "Back", "back to the inspector"),
+    Action("briefs.close", "escape,b,F", "close", "Back", "back to the inspector"),
     Action("files.close", "escape,b,L", "close", "Back", "back to the inspector"),
     Action("transcript.jump", "enter", "jump", "Jump", "select what reached the model in the items table"),
     Action("transcript.close", "escape,b,T", "close", "Back", "back to the inspector"),

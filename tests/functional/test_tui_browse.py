@@ -1,4 +1,4 @@
-"""The read-only lcm-tui-style views driven like a user: messages (M), focus briefs (f), large files (L),
+"""The read-only lcm-tui-style views driven like a user: messages (M), focus briefs (F), large files (L),
 the transcript beside the assembled context (T)."""
 
 from __future__ import annotations
@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -111,12 +110,11 @@ class BrowserOnly(App[None]):
         self.push_screen(MessagesScreen(self.db, 1))
 
 
-async def test_100000_messages_page_fast(big_db: Path) -> None:
+async def test_100000_messages_page_in_windows(big_db: Path) -> None:
+    """Paging reads windows of rows, never the whole conversation (its speed is the benchmark's to measure)."""
     app = BrowserOnly(big_db)
     async with app.run_test(size=(160, 48)) as pilot:
-        started = time.perf_counter()
         await wait_for(pilot, lambda: isinstance(app.screen, MessagesScreen) and app.screen.browser is not None)
-        opened = time.perf_counter() - started
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, MessagesScreen) and screen.browser is not None
@@ -124,26 +122,18 @@ async def test_100000_messages_page_fast(big_db: Path) -> None:
         assert browser.count == 100_000
         assert browser.mark_counts == {"context": 20_000, "summarised": 80_000, "not-in-context": 0}
         listing = screen.query_one(RowsList)
-        timings: dict[str, float] = {}
-        keys = ("G", "pageup", "pageup", "pageup", "up", "g", "pagedown", "n")
-        for number, key in enumerate(keys):
-            t0 = time.perf_counter()
+        for key in ("G", "pageup", "pageup", "pageup", "up", "g", "pagedown", "n"):
             await pilot.press(key)
             await pilot.pause()
-            timings[f"{number}:{key}"] = time.perf_counter() - t0
         assert listing.cursor == 80_000  # 'n' skips the rest of the 80,000 summarised messages
         assert lines(listing)[80_000][:7].strip() == "80,001"
         assert len(browser._pages) <= 64  # pages, never the whole conversation
-        print(f"browser on 100,000 messages: open {opened:.2f} s, "
-              + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in timings.items()))
-        assert max(timings.values()) < 1.0, timings  # key → screen, on a shared 2-core machine
-        assert opened < 5.0
 
 
 async def test_focus_briefs_view(state: BrowseState) -> None:
     app = CtxviewApp(state.lcm, show_timings=False)
     async with app.run_test(size=(160, 48)) as pilot:
-        screen = await open_view(pilot, "f", BriefsScreen)
+        screen = await open_view(pilot, "F", BriefsScreen)
         listing = screen.query_one(RowsList)  # type: ignore[attr-defined]
         assert [line.split()[:2] for line in lines(listing)] == [
             ["brief_fail", "failed"], ["brief_new", "active"], ["brief_old", "superseded"]
@@ -156,7 +146,7 @@ async def test_focus_briefs_view(state: BrowseState) -> None:
         assert "sum_gone (covered) — the summary does not exist" in detail
         assert "sum_cond (covered) — in the context" in detail
         assert "messages up to seq 2, up to 2026-04-12 09:00:03" in detail
-        await pilot.press("f")
+        await pilot.press("F")
         await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen))
 
 
@@ -212,7 +202,7 @@ async def test_no_transcript_and_an_older_schema_are_notes(state: BrowseState, t
             "open it with --state-dir to compare"
         )
         await pilot.press("escape")
-        screen = await open_view(pilot, "f", BriefsScreen)
+        screen = await open_view(pilot, "F", BriefsScreen)
         assert status_text(screen, "#list-status") == (
             "this conversation has no focus briefs\n"
             "note: this database has no focus_briefs table (written before lossless-claw had focus briefs)"
