@@ -27,6 +27,8 @@ class Assembly:
     elapsed: float | None  # seconds the run took (None: the app hides timings)
     edit: str = ""  # the edit that asked for it ("" for the first run)
     first: bool = False  # the first run of this conversation
+    sent: dict[str, int] | None = None  # the tokens sent per budget-bar segment (``view.sent_parts``)
+    base: Trace | None = None  # the trace ``diff`` compares with (the one on screen when the run started)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -109,7 +109,7 @@ async def test_lowering_the_budget_turns_rows_evicted(demo_db, assembler):
         # those rows are marked as no longer kept, and counted
         assert all(screen.diff.direction(key) == -1 for key in now_evicted)
         assert screen.diff.lost >= len(now_evicted)
-        assert f"−{screen.diff.lost} evicted" in str(screen.query_one("#changes").render())
+        assert f"▼ {screen.diff.lost:,} newly evicted" in str(screen.query_one("#changes").render())
 
 
 async def test_budget_keys_step_and_reset(demo_db, assembler):
