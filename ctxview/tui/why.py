@@ -45,8 +45,8 @@ def _short(where: str) -> str:
 def _for_live(m: re.Match[str]) -> str:
     forcing = m["who"].removeprefix("live input ")
     others = f" +{m['others']}" if m["others"] else ""
-    partner = f" · with {m['partners']}" if m["partners"] else ""
-    return f"for {forcing}{others} · then {m['after']}/{m['budget']} tok{partner}"
+    partner = f" · pair {m['partners'].replace('items ', '').replace('item ', '')}" if m["partners"] else ""
+    return f"for {forcing}{others} · then {m['after']}/{m['budget']}{' tok' if not partner else ''}{partner}"
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -60,9 +60,9 @@ _RULES: tuple[_Rule, ...] = (
           lambda m: f"{m['tok']} tok ≤ {m['left']} left · newest first"),
     _rule(rf"evicted: chronological walk stopped here: (?P<tok>{_N}) tokens did not fit in the (?P<left>{_N}) "
           rf"left of {_N}; everything older is dropped",
-          lambda m: f"{m['tok']} tok > {m['left']} left · the newest-first walk stops here"),
+          lambda m: f"{m['tok']} tok > {m['left']} left · the walk stops here"),
     _rule(r"evicted: chronological walk stopped at ordinal (?P<stop>\S+) \(did not fit\); everything older is dropped",
-          lambda m: f"older than item {m['stop']}, where the newest-first walk stopped"),
+          lambda m: f"older than item {m['stop']}, where the walk stopped"),
     _rule(rf"kept: every evictable item fits \((?P<total>{_N}) tokens in the (?P<left>{_N}) left "
           r"after the fresh tail\)",
           lambda m: f"all evictable fit: {m['total']} tok ≤ {m['left']} left"),
@@ -97,8 +97,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(rf"cut by the serialized clamp: (?P<before>{_N}) serialized tokens exceeded (?P<pct>90 % of )?the budget "
           rf"(?P<budget>{_N}); only the newest messages fitting (?P<target>{_N}) were kept",
-          lambda m: f"clamp: {m['before']} tok > {'90 % of ' if m['pct'] else ''}{m['budget']} · "
-                    f"only the newest {m['target']} kept"),
+          lambda m: f"{m['before']} > {'90 % of ' if m['pct'] else ''}{m['budget']}: newest {m['target']} kept"),
     _rule(r"trailing assistant message removed after the clamp \(the turn must end on a user\)",
           lambda m: "trailing assistant after the clamp: the turn must end on a user"),
     _rule(r"volatile input already in the context as (?P<what>.+?) \(same signature\); not appended",
@@ -129,11 +128,15 @@ def _tail(rest: str) -> str:
 
 def terse_reason(decision: Decision) -> str:
     """The reason of ``decision`` in the table's words (see the module docstring)."""
-    reason = decision.reason
+    return terse_text(decision.reason)
+
+
+def terse_text(reason: str) -> str:
+    """A reason sentence (as the trace and its JSON carry it) in the table's words."""
     stub = ""
     match = _STUB.match(reason)
     if match is not None:
-        stub = f" · stub {match['before']}→{match['after']} tok"
+        stub = f" · stub of {match['before']}"
         reason = reason[match.end():]
     for pattern, build in _RULES:
         found = pattern.match(reason)

@@ -72,7 +72,7 @@ def test_a_scorer_note_and_a_stub_keep_the_numbers_only(assembler: SessionAssemb
     for d in stubbed:
         short = terse_reason(d)
         assert "section-roi" not in short and "WASTE" not in short
-        assert short.endswith(" tok") and "· stub " in short
+        assert short.endswith(f" · stub of {d.reason.split()[1]}")
 
 
 def test_query_terms() -> None:

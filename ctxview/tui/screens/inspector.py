@@ -37,7 +37,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from ctxview.errors import CtxviewError
 from ctxview.model import Params, Session, Trace, column
@@ -66,11 +66,13 @@ from ctxview.tui.widgets.changes import ChangesLine
 from ctxview.tui.widgets.controls import Controls
 from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.find_line import FindLine
+from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.items_table import ItemsTable
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
     from ctxview.sweep import SweepResult
+    from ctxview.tui.screens.export import ExportScreen
     from ctxview.watch import DatabaseWatcher
 
 COMPACT_WIDTH = 120
@@ -122,6 +124,7 @@ class InspectorScreen(Screen[None]):
         self._history: list[Params] = []  # earlier parameter sets (ctrl+z), oldest first
         self._future: list[Params] = []  # parameter sets undone (ctrl+y)
         self._restoring = False  # an undo / redo is setting the params: not a new history entry
+        self._export_dialog: ExportScreen | None = None  # the last one: the next starts with its format
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -139,7 +142,7 @@ class InspectorScreen(Screen[None]):
             with Vertical(id="side"):
                 yield DetailPane(id="detail").data_bind(screen.selection, screen.min_budgets)
                 yield AssembledView(id="assembled").data_bind(screen.assembly, screen.selection)
-        yield Footer(compact=True)
+        yield FittingFooter(compact=True)
 
     @property
     def trace(self) -> Trace | None:
@@ -535,7 +538,9 @@ class InspectorScreen(Screen[None]):
             return
         from ctxview.tui.screens.export import ExportScreen
 
-        self.app.push_screen(ExportScreen(self.trace, self.db_path))  # it says itself what it wrote
+        last = self._export_dialog.fmt if self._export_dialog is not None else None  # remembered
+        self._export_dialog = ExportScreen(self.trace, self.db_path, last)
+        self.app.push_screen(self._export_dialog)  # it says itself what it wrote
 
     def action_cycle_scorer(self) -> None:
         from ctxview.tui.scoring_view import next_scorer
@@ -671,18 +676,22 @@ class InspectorScreen(Screen[None]):
         line = self.query_one(FindLine)
         if line.mode == "goto":
             self._goto(event.value.strip())
-        line.close()
+        self._settle_find_line()
+
+    def _settle_find_line(self) -> None:
+        """Back to the table; a filter that is on stays in sight over it (escape there clears it)."""
+        line = self.query_one(FindLine)
+        if self.query_filter is not None:
+            line.open("filter", self.query_filter.text)
+        else:
+            line.close()
         self.action_focus_table()
 
     @on(FindLine.Cleared)
     def _find_cleared(self, event: FindLine.Cleared) -> None:
-        line = self.query_one(FindLine)
-        with line.prevent(FindLine.Changed):
-            line.value = ""
-        line.close()
         if event.mode == "filter":
             self.set_filter("")
-        self.action_focus_table()
+        self._settle_find_line()
 
     def _goto(self, text: str) -> None:
         table = self.query_one(ItemsTable)

@@ -21,11 +21,12 @@ from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ctxview.model import Params
 from ctxview.sweep import SweepResult
 from ctxview.tui.actions import bindings
+from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.sweep_plot import SweepPlot
 
 Sweeper = Callable[[Params], SweepResult]  # runs the sweep of these params over every budget (in a thread)
@@ -68,7 +69,7 @@ class SweepScreen(Screen[SweepResult | None]):
             yield SweepPlot(self.params.token_budget, id="sweep-plot").data_bind(SweepScreen.result)
             yield Static("", id="sweep-runs")
             yield Static("", id="sweep-notes")
-        yield Footer(compact=True)
+        yield FittingFooter(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "budget sweep"

@@ -23,8 +23,8 @@ from ctxview.tui.view import sent_parts
 
 SEGMENTS: tuple[tuple[str, str], ...] = (
     ("tail", "fresh tail"),
-    ("kept", "kept evictable"),
-    ("live", "live appends"),
+    ("kept", "kept"),
+    ("live", "live"),
     ("recall", "recall cue"),
     ("reserved", "reserved"),
     ("free", "free"),
@@ -100,26 +100,27 @@ class BudgetBar(Widget):
             bar.append(("░" if name == "free" else "█") * cells, style=self._style(name))
         legend = Text()
         sent = sum(n for name, n in parts if name not in ("reserved", "free"))
-        unit = "serialized " if trace.params.engine and trace.messages else ""
-        legend.append(f"sent {sent:,} {unit}tok: ", style="bold")
-        short = width < 110
+        unit = " (serialized)" if trace.params.engine and trace.messages else ""
+        legend.append(f"sent {sent:,} tok{unit} = ", style="bold")
         shown = dict(parts)
+        first = True
         for name, label in SEGMENTS:
             if name in ("reserved", "free"):
                 continue
-            if short:
-                label = label.split()[0] if name != "kept" else "kept"
             tokens = shown[name]
             if name in ("live", "recall") and tokens == 0:
                 continue
+            if not first:
+                legend.append("+ ")
+            first = False
             legend.append("█ ", style=self._style(name))
-            legend.append(f"{label} {tokens:,}  ")
+            legend.append(f"{label} {tokens:,} ")
         if s.evicted_for_live_tokens:
-            legend.append(f"(evicted for live {s.evicted_for_live_tokens:,}, not sent)  ", style=self._style("over"))
+            legend.append(f"· evicted for live {s.evicted_for_live_tokens:,} (not sent) ", style=self._style("over"))
         if shown["reserved"]:
-            legend.append("█ ", style=self._style("reserved"))
-            legend.append(f"reserved {shown['reserved']:,}  ")
-        legend.append("░ ", style=self._style("free"))
+            legend.append("· █ ", style=self._style("reserved"))
+            legend.append(f"reserved {shown['reserved']:,} ")
+        legend.append("· ░ ", style=self._style("free"))
         legend.append(f"free {shown['free']:,}  ")
         legend.append(f"│ budget {s.token_budget:,}", style="bold")
         if s.reserved_tokens:
