@@ -506,3 +506,39 @@ async def test_find_every_evicted_tool_result_mentioning_helm_in_a_large_session
             why = terse_reason(by_key[key])
             assert why and why != by_key[key].reason
             assert line.rstrip().endswith(why), (key, line)
+
+
+# --- 6. the ROI view agrees with itself ---------------------------------------------------------------
+
+
+async def test_the_roi_view_never_contradicts_itself(demo_db):
+    from rich.console import Console
+
+    from ctxview.tui.screens.roi import RoiScreen, roi_renderable
+
+    app = make_app(demo_db, params=replace(DEMO, scorer="roi"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = inspector(app)
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, RoiScreen)
+        console = Console(width=156, record=True, color_system=None)
+        console.print(roi_renderable(screen.roi))
+        text = console.export_text()
+        rows = {row["section"]: row for row in screen.roi.rows}
+        spawn = rows["tool:sessions_spawn"]  # ratio 0 but too few inclusions to score: loaded
+        assert spawn["status"] == "insufficient data" and spawn["decision"] == "load"
+        lines = [line.strip() for line in text.splitlines()]
+        spawn_line = next(line for line in lines if line.startswith("tool:sessions_spawn "))
+        assert "WASTE" not in spawn_line and "n/a" not in spawn_line
+        assert spawn_line.rstrip().endswith("not scored (3 of 5 inclusions): loaded")
+        for section, row in rows.items():
+            line = next(line for line in lines if line.startswith(f"{section} "))
+            assert ("stub" in line) == (row["decision"] == "stub")
+            assert "->" not in line and "ROI " not in line  # the why does not repeat the number columns
+        # in the items table, an evicted stub reads as evicted, its stub only a note
+        trace = screen.trace
+        for d in trace.decisions:
+            if d.reason.startswith("stubbed:") and d.outcome == "evicted":
+                assert terse_reason(d).split(" · ")[0].split(" tok ")[1].startswith(">")
