@@ -532,7 +532,7 @@ async def test_the_roi_view_never_contradicts_itself(demo_db):
         lines = [line.strip() for line in text.splitlines()]
         spawn_line = next(line for line in lines if line.startswith("tool:sessions_spawn "))
         assert "WASTE" not in spawn_line and "n/a" not in spawn_line
-        assert spawn_line.rstrip().endswith("not scored (3 of 5 inclusions): loaded")
+        assert spawn_line.rstrip().endswith("not scored: 3 of 5 inclusions")
         for section, row in rows.items():
             line = next(line for line in lines if line.startswith(f"{section} "))
             assert ("stub" in line) == (row["decision"] == "stub")

@@ -66,15 +66,15 @@ def roi_band(row: dict[str, Any]) -> str:
 
 
 def roi_reason(row: dict[str, Any]) -> str:
-    """Why the section is loaded or stubbed, in words: the numbers are the other columns'."""
+    """Why the section is loaded or stubbed (the decision column), in words: the numbers are the other columns'."""
     decision = row.get("decision")
     if row.get("status") != "scored":
         needs = _NEEDS.search(str(row.get("reason", "")))
         of = f" of {needs[1]}" if needs else ""
-        return f"not scored ({_count(row.get('included'))}{of} inclusions): loaded"
+        return f"not scored: {_count(row.get('included'))}{of} inclusions"
     if decision == "stub":
-        return "below the threshold: stubbed"
-    return "at or above the threshold: loaded"
+        return "score below the threshold"
+    return "score at or above the threshold"
 
 
 def off_message(scorer: str, pending: str | None = None, switch_key: str = "c") -> Text:
