@@ -30,7 +30,7 @@ def _rule(pattern: str, build: Callable[[re.Match[str]], str]) -> _Rule:
 
 def _walk(m: re.Match[str]) -> str:
     fits = "≤" if m["verb"] == "fit" else ">"
-    return f"{m['tok']} tok {fits} {m['left']} left · rank {m['rank']}/{m['of']}"
+    return f"{m['tok']} tok {fits} {m['left']} left · rank {int(m['rank']):,}/{int(m['of']):,}"
 
 
 def _ids(text: str) -> str:
