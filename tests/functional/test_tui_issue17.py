@@ -542,3 +542,46 @@ async def test_the_roi_view_never_contradicts_itself(demo_db):
         for d in trace.decisions:
             if d.reason.startswith("stubbed:") and d.outcome == "evicted":
                 assert terse_reason(d).split(" · ")[0].split(" tok ")[1].startswith(">")
+
+
+async def test_the_sweep_shows_progress_and_escape_cancels_it(demo_db, assembler):
+    import threading
+
+    from textual.widgets import ProgressBar
+
+    from ctxview.sweep import DEFAULT_RUNS, default_budgets, spaced_subset
+    from ctxview.tui.screens.sweep import SweepScreen
+
+    exact = sorted(spaced_subset(default_budgets(assembler, DEMO), DEFAULT_RUNS))
+
+    app = make_app(demo_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = inspector(app)
+        release = threading.Event()
+        real_run = screen.assembler.run
+        calls: list[int] = []
+
+        def slow(params):
+            calls.append(params.token_budget)
+            if params.token_budget == exact[1]:  # the sweep's second exact run waits
+                release.wait(10)
+            return real_run(params)
+
+        screen.assembler.run = slow  # type: ignore[method-assign]
+        await pilot.press("w")
+        sweep = app.screen
+        assert isinstance(sweep, SweepScreen)
+        bar = sweep.query_one("#sweep-progress", ProgressBar)
+        await wait_for(pilot, lambda: bar.progress == 1)
+        assert bar.total == 6
+        assert str(sweep.query_one("#sweep-notes").render()) == "sweeping… 1 of 6 exact runs (escape cancels)"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and screen.min_budgets is None  # cancelled: nothing from it is kept
+        release.set()
+        await settle(pilot)
+        assert calls[-2:] == exact[:2]  # it stopped before its third exact run
+        await pilot.press("plus")  # and the inspector assembles again
+        await settle(pilot)
+        assert screen.trace.summary.token_budget == 2200

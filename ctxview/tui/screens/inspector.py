@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
     from ctxview.sweep import SweepResult
     from ctxview.tui.screens.export import ExportScreen
+    from ctxview.tui.screens.sweep import Sweeper, SweepProgress
     from ctxview.watch import DatabaseWatcher
 
 COMPACT_WIDTH = 120
@@ -359,15 +360,22 @@ class InspectorScreen(Screen[None]):
         with self._run_lock:
             assembler.prepare(params)
 
-    def _sweeper(self, assembler: SessionAssembler) -> Callable[[Params], SweepResult]:
-        """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock."""
-        from ctxview.sweep import default_budgets, sweep
+    def _sweeper(self, assembler: SessionAssembler) -> Sweeper:
+        """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock.
+
+        The sweep's exact runs go through a ``CountingAssembler``, which reports each to the view
+        and stops the sweep (``SweepCancelled``) once the view says so.
+        """
+        from ctxview.sweep import DEFAULT_RUNS, default_budgets, sweep
+        from ctxview.tui.screens.sweep import CountingAssembler
 
         lock = self._run_lock
 
-        def run(params: Params) -> SweepResult:
+        def run(params: Params, progress: SweepProgress) -> SweepResult:
             with lock:
-                return sweep(assembler, params, default_budgets(assembler, params))
+                budgets = default_budgets(assembler, params)
+                counting = CountingAssembler(assembler, min(DEFAULT_RUNS, len(set(budgets))), progress)
+                return sweep(counting, params, budgets)  # type: ignore[arg-type]
 
         return run
 
