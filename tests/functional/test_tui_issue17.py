@@ -585,3 +585,26 @@ async def test_the_sweep_shows_progress_and_escape_cancels_it(demo_db, assembler
         await pilot.press("plus")  # and the inspector assembles again
         await settle(pilot)
         assert screen.trace.summary.token_budget == 2200
+
+
+async def test_opening_a_session_says_what_is_under_way(demo_db, monkeypatch):
+    import threading
+
+    release = threading.Event()
+    real_run = SessionAssembler.run
+
+    def slow(self, params):
+        release.wait(10)
+        return real_run(self, params)
+
+    monkeypatch.setattr(SessionAssembler, "run", slow)
+    app = make_app(demo_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen) and app.screen.session is not None)
+        screen = inspector(app)
+        status = screen.query_one("#load-status")
+        assert status.display
+        assert str(screen.query_one("#load-words").render()) == "assembling 42 context items…"
+        release.set()
+        await settle(pilot)
+        assert not status.display and screen.trace is not None

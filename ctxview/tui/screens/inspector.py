@@ -37,10 +37,10 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Header, Input, Static
+from textual.widgets import Header, Input, ProgressBar, Static
 
 from ctxview.errors import CtxviewError
-from ctxview.model import Params, Session, Trace, column
+from ctxview.model import Params, Session, Trace, column, count_text
 from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.finder import ItemFacts, ItemQuery, matching, parse_query
 from ctxview.tui.scoring_view import RoiTable, roi_table
@@ -137,6 +137,9 @@ class InspectorScreen(Screen[None]):
         yield ChangesLine(id="changes").data_bind(screen.assembly)
         with Horizontal(id="main"):
             with Vertical(id="left"):
+                with Vertical(id="load-status"):
+                    yield Static("reading the session…", id="load-words")
+                    yield ProgressBar(id="load-progress", show_eta=False, show_percentage=False)
                 yield FindLine(id="find")
                 yield ItemsTable(id="items").data_bind(screen.assembly, screen.min_budgets)
                 yield Static("", id="load-error")
@@ -213,6 +216,7 @@ class InspectorScreen(Screen[None]):
 
     def _load_failed(self, message: str) -> None:
         self._watch_reloading = False
+        self.query_one("#load-status").display = False
         self.load_error = message
         table = self.query_one(ItemsTable)
         table.loading = False
@@ -249,6 +253,10 @@ class InspectorScreen(Screen[None]):
         self._shown_warnings.update(session.warnings)
         for warning in fresh[:3]:  # each once: --watch reloads must not repeat them
             self.notify(warning, title="Database warning", severity="warning", timeout=6, markup=False)
+        if not reloaded:
+            self.query_one("#load-words", Static).update(
+                f"assembling {count_text(len(session.items), 'context item')}…"
+            )
         self.request_assembly(edit if reloaded else "", debounce=False)
 
     # --- watching (--watch) ----------------------------------------------------------------
@@ -401,6 +409,7 @@ class InspectorScreen(Screen[None]):
         result.first = first
         self.remove_class("-stale")
         self.query_one(ChangesLine).busy = False
+        self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
             result.diff = diff_outcomes(self.trace, result.trace)
             result.base = self.trace
