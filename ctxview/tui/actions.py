@@ -151,6 +151,21 @@ ACTIONS: tuple[Action, ...] = (
            palette="Reload database", palette_help="re-read the session, keep the parameters"),
     Action("inspector.back", "b,backspace", "back", "Back", "back to the conversation picker",
            palette="Back to conversations", palette_help="the conversation picker"),
+    # what-if tools (issue 18)
+    Action("inspector.diagnostics", "D", "diagnostics", "Diagnostics",
+           "the engine's overflow diagnostics: top contributors, duplicates, raw vs summary tokens", show=False,
+           palette="Show overflow diagnostics", palette_help="why the prompt is big (§8)"),
+    Action("inspector.summary_map", "m", "summary_map", "Summaries",
+           "the summary map: condensed summaries down to leaves and source messages", show=False,
+           palette="Show the summary map", palette_help="the summary tree with compression and outcomes"),
+    Action("inspector.add_live", "a", "add_live", "Add live",
+           "add a live input by hand (user turn, subagent announcement, inter-session message, retry prompt)",
+           show=False, palette="Add a live input", palette_help="the engine step runs at once"),
+    Action("inspector.edit_live", "A", "edit_live", "Edit live", "edit the live input under the cursor", show=False),
+    Action("inspector.delete_live", "delete", "delete_live", "Delete live", "remove the live input under the cursor",
+           show=False),
+    Action("inspector.compare", "x", "compare", "A/B", "compare two settings side by side (A/B)", show=False,
+           palette="Compare two settings (A/B)", palette_help="each side its own prompt, budget, scorer, rules"),
     # --- the items table and the assembled context (VirtualList) ---
     Action("list.up", "up,k", "cursor(-1)", "Up", show=False),
     Action("list.down", "down,j", "cursor(1)", "Down", "move in the items table (or the assembled context)",
@@ -186,6 +201,15 @@ ACTIONS: tuple[Action, ...] = (
     Action("sweep.close", "escape,b,w", "close", "Back", "back (while a sweep runs: cancel it)"),
     Action("sweep.rerun", "r", "rerun", "Re-run"),
     Action("help.close", "escape,q,question_mark", "dismiss", "Close"),
+    # --- the what-if screens (issue 18) ---
+    Action("diagnostics.close", "escape,D", "close", "Close"),
+    Action("summaries.close", "escape,m", "close", "Close"),
+    Action("summaries.jump", "t", "jump", "To table", "jump to the summary's (or message's) row in the items table"),
+    Action("add_live.cancel", "escape", "cancel", "Cancel"),
+    Action("add_live.submit", "ctrl+s", "submit", "Add"),
+    Action("compare.close", "escape,x", "close", "Close"),
+    Action("compare.next_diff", "n", "next_diff(1)", "Next diff", "jump to the next / previous differing row"),
+    Action("compare.prev_diff", "N", "next_diff(-1)", "Prev diff", show=False),
 )
 
 ACTION_BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}

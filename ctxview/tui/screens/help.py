@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ctxview.sweep import SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE
 from ctxview.tui.actions import ACTION_BY_ID, Keymap, bindings, key_hint, key_list
 
 
@@ -145,6 +146,20 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("export.cancel"),
         ),
     ),
+    (
+        "What-if tools",
+        None,
+        (
+            line("inspector.add_live"),
+            line("inspector.edit_live"),
+            line("inspector.delete_live"),
+            line("inspector.diagnostics"),
+            line("inspector.summary_map"),
+            line("summaries.jump"),
+            line("inspector.compare"),
+            line("compare.next_diff", "compare.prev_diff"),
+        ),
+    ),
 )
 
 HelpSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -195,6 +210,8 @@ SEPARATORS = (
     "pass had left when it got there, its place in the walk's order.  The detail pane has the full sentence.",
 )
 
+SWEEP_COLUMNS = (SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE)  # the budget sweep's two budgets, as the CLI says them
+
 
 def help_renderable(keymap: Keymap | None = None) -> Table:
     grid = Table.grid(padding=(0, 2))
@@ -215,6 +232,10 @@ def help_renderable(keymap: Keymap | None = None) -> Table:
     grid.add_row("", "")
     grid.add_row(Text("Lines", style="bold underline"), "")
     for line in SEPARATORS:
+        grid.add_row("", Text(line))
+    grid.add_row("", "")
+    grid.add_row(Text("Budget sweep", style="bold underline"), "")
+    for line in SWEEP_COLUMNS:
         grid.add_row("", Text(line))
     return grid
 

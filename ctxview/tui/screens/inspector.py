@@ -62,12 +62,14 @@ from ctxview.tui.view import (
 )
 from ctxview.tui.widgets.assembled import AssembledView
 from ctxview.tui.widgets.budget_bar import BudgetBar
+from ctxview.tui.widgets.cache_line import CachePrefixLine
 from ctxview.tui.widgets.changes import ChangesLine
 from ctxview.tui.widgets.controls import Controls
 from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.find_line import FindLine
 from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.items_table import ItemsTable
+from ctxview.whatif.cache_prefix import cache_prefix
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
@@ -135,6 +137,7 @@ class InspectorScreen(Screen[None]):
         yield Controls(self.params, id="controls")
         yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
         yield ChangesLine(id="changes").data_bind(screen.assembly)
+        yield CachePrefixLine(id="cache-prefix").data_bind(screen.assembly)
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with Vertical(id="load-status"):
@@ -357,10 +360,11 @@ class InspectorScreen(Screen[None]):
                 layout = layout_rows(trace, sort)
                 diff = diff_outcomes(previous, trace)
                 sent = sent_parts(trace)
+                cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
-        return Assembly(trace, layout, diff, shown, sent=sent, base=previous)
+        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
@@ -399,7 +403,7 @@ class InspectorScreen(Screen[None]):
     def _swept(self, params: Params, result: SweepResult | None) -> None:
         """The sweep view closed: its min budgets hold for every trace of these params (any budget)."""
         if result is not None:
-            self.min_budgets = MinBudgets(params, result.min_budget)
+            self.min_budgets = MinBudgets.of_sweep(params, result)
 
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.assembly is None
@@ -412,6 +416,7 @@ class InspectorScreen(Screen[None]):
         self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
             result.diff = diff_outcomes(self.trace, result.trace)
+            result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
             result.base = self.trace
         self._applied = generation
         self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
@@ -457,7 +462,9 @@ class InspectorScreen(Screen[None]):
     @on(ItemsTable.ItemHighlighted)
     def _item_highlighted(self, event: ItemsTable.ItemHighlighted) -> None:
         trace = self.trace
-        self.selection = Selection(trace, event.decision, self.session) if trace is not None else None
+        cache = self.assembly.cache if self.assembly is not None else None
+        cache_key = cache.first_changed_key if cache is not None else None
+        self.selection = Selection(trace, event.decision, self.session, cache_key) if trace is not None else None
 
     @on(AssembledView.MessageChosen)
     def _message_chosen(self, event: AssembledView.MessageChosen) -> None:
@@ -589,6 +596,101 @@ class InspectorScreen(Screen[None]):
         """
         for name in names:
             screen.watch(self, name, partial(setattr, screen, name), init=False)
+
+    # --- what-if tools (issue 18) ------------------------------------------------------------
+
+    def _jump_to(self, key: str | None) -> None:
+        """A sub-screen closed naming an item: put the table's cursor on its row."""
+        if key is not None:
+            table = self.query_one(ItemsTable)
+            if not table.select_key(key):
+                self.notify(f"{key} is not in the items table", timeout=3)
+            table.focus()
+
+    def action_diagnostics(self) -> None:
+        from ctxview.tui.screens.diagnostics import DiagnosticsScreen
+
+        if isinstance(self.app.screen, DiagnosticsScreen):
+            return
+        view = DiagnosticsScreen(self.assembly)
+        self._bind(view, "assembly")
+        self.app.push_screen(view, self._jump_to)
+
+    def action_summary_map(self) -> None:
+        from ctxview.tui.screens.summary_tree import SummaryTreeScreen
+
+        if self.conversation_id is None or self.session is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        view = SummaryTreeScreen(self.db_path, self.conversation_id, self.assembly)
+        self._bind(view, "assembly")
+        self.app.push_screen(view, self._jump_to)
+
+    def _live_under_cursor(self) -> int | None:
+        decision = self.query_one(ItemsTable).selected_decision
+        live = self.params.live_messages or ()
+        if decision is None or decision.live_index is None or not 0 <= decision.live_index < len(live):
+            self.notify("put the cursor on a live input (an L row) first", timeout=3)
+            return None
+        return decision.live_index
+
+    def action_add_live(self) -> None:
+        from ctxview.tui.screens.add_live import AddLiveScreen
+
+        def added(message: dict[str, object] | None) -> None:
+            if message is not None:
+                live = (*(self.params.live_messages or ()), message)
+                self._set_params(replace(self.params, live_messages=live, engine=True), "live input added")
+
+        self.app.push_screen(AddLiveScreen(), added)
+
+    def action_edit_live(self) -> None:
+        from ctxview.tui.screens.add_live import AddLiveScreen
+        from ctxview.whatif.live_inputs import kind_of
+
+        index = self._live_under_cursor()
+        if index is None:
+            return
+        live = list(self.params.live_messages or ())
+        known = kind_of(live[index])
+        if known is None:
+            self.notify(f"L{index} came from the host's window in a form the form cannot write; delete it instead",
+                        timeout=4)
+            return
+
+        def edited(message: dict[str, object] | None) -> None:
+            if message is not None:
+                live[index] = message
+                self._set_params(replace(self.params, live_messages=tuple(live)), f"live input L{index} edited")
+
+        self.app.push_screen(AddLiveScreen(*known, editing=f"L{index}"), edited)
+
+    def action_delete_live(self) -> None:
+        index = self._live_under_cursor()
+        if index is None:
+            return
+        live = list(self.params.live_messages or ())
+        del live[index]
+        self._set_params(replace(self.params, live_messages=tuple(live) if live else None),
+                         f"live input L{index} removed")
+
+    def action_compare(self) -> None:
+        from ctxview.tui.screens.compare import CompareScreen
+
+        if self.assembler is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        self.app.push_screen(CompareScreen(self.params, self._comparer(self.assembler)), self._jump_to)
+
+    def _comparer(self, assembler: SessionAssembler) -> Callable[[Params], Trace]:
+        """What the A/B view runs in its thread: a run with this screen's assembler, under its run lock."""
+        lock = self._run_lock
+
+        def run(params: Params) -> Trace:
+            with lock:
+                return assembler.run(params)
+
+        return run
 
     def action_reload(self) -> None:
         self.notify("re-reading the database…", timeout=2)
