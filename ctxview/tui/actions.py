@@ -178,7 +178,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("detail.down", "j", "scroll_down", "Down", "scroll the detail pane (when it has focus)", show=False),
     Action("detail.up", "k", "scroll_up", "Up", show=False),
     # --- the filter / go-to line over the items table (FindLine) ---
-    Action("find.clear", "escape", "clear", "Clear", "clear the filter (or cancel the go-to) and back to the table"),
+    Action("find.clear", "escape", "clear", "Clear",
+           "in the filter line: clear the filter (enter keeps it); back to the table"),
     # --- the conversation picker (PickerScreen) ---
     Action("picker.open", "enter", "open", "Open", "open the conversation under the cursor (or click it)",
            priority=True),

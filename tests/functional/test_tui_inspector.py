@@ -370,7 +370,8 @@ async def test_help_lists_every_binding(demo_db):
         documented = " ".join(key for _, keys in KEYS for key, _ in keys)
         names = {"slash": "/", "plus": "+", "minus": "-", "greater_than_sign": ">", "less_than_sign": "<",
                  "question_mark": "?", "equals_sign": "+", "underscore": "-", "up": "↑", "down": "↓",
-                 "pageup": "pgup", "pagedown": "pgdn"}
+                 "pageup": "pgup", "pagedown": "pgdn", "right_square_bracket": "]", "left_square_bracket": "[",
+                 "colon": ":", "exclamation_mark": "!"}
         for binding in [*InspectorScreen.BINDINGS, *CtxviewApp.BINDINGS, *ItemsTable.BINDINGS,
                         *PickerScreen.BINDINGS]:
             for key in binding.key.split(","):  # type: ignore[union-attr]

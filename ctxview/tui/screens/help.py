@@ -62,7 +62,7 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("app.help"),
             line("app.quit"),
             line("app.screenshot"),
-            textual_keys("ctrl+p", "command palette: every action by name"),
+            textual_keys("ctrl+p", "command palette: every action, by its name or the words of its help"),
             textual_keys("tab / shift+tab", "move between the panes and controls"),
         ),
     ),
@@ -98,7 +98,7 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
         None,
         (
             line("inspector.filter"),
-            line("find.clear", also="enter keeps the filter"),
+            line("find.clear"),
             line("inspector.next_match", "inspector.previous_match"),
             line("inspector.next_change", "inspector.previous_change"),
             line("inspector.goto"),
