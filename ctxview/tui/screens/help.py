@@ -123,6 +123,10 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("inspector.roi_view"),
             line("inspector.sweep"),
             line("inspector.export"),
+            line("inspector.messages"),
+            line("inspector.briefs"),
+            line("inspector.large_files"),
+            line("inspector.transcript"),
             line("inspector.reload"),
             line("inspector.back"),
         ),
@@ -134,6 +138,23 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("roi.switch_scorer"),
             line("roi.toggle_tokenizer"),
             line("roi.close"),
+        ),
+    ),
+    (
+        "Conversation browser",
+        "inspector.messages",
+        (
+            line("messages.jump"),
+            line("messages.next_change", "messages.prev_change"),
+            line("messages.close"),
+        ),
+    ),
+    (
+        "Transcript beside the context",
+        "inspector.transcript",
+        (
+            line("transcript.jump"),
+            line("transcript.close"),
         ),
     ),
     (

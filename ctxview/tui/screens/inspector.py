@@ -692,6 +692,56 @@ class InspectorScreen(Screen[None]):
 
         return run
 
+    # --- the read-only views users know from lcm-tui ----------------------------------------------
+
+    def _item_keys(self) -> frozenset[str] | None:
+        from ctxview.model import column
+
+        return frozenset(column(self.trace.decisions, "key")) if self.trace is not None else None
+
+    def action_messages(self) -> None:
+        from ctxview.tui.screens.messages import MessagesScreen
+
+        if self.conversation_id is None or self.session is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        view = MessagesScreen(self.db_path, self.conversation_id, self._item_keys())
+        self.app.push_screen(view, self._jump_to_view_item)
+
+    def action_briefs(self) -> None:
+        from ctxview.tui.screens.briefs import BriefsScreen
+
+        if self.conversation_id is not None and self.session is not None:
+            self.app.push_screen(BriefsScreen(self.db_path, self.conversation_id))
+
+    def action_large_files(self) -> None:
+        from ctxview.tui.screens.large_files import LargeFilesScreen
+
+        if self.conversation_id is not None and self.session is not None:
+            self.app.push_screen(LargeFilesScreen(self.db_path, self.conversation_id))
+
+    def action_transcript(self) -> None:
+        from ctxview.tui.screens.transcript import TranscriptScreen
+
+        if self.session is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        state_dir = getattr(self.app, "state_dir", None)
+        view = TranscriptScreen(self.db_path, self.session.conversation, self.trace, state_dir=state_dir)
+        self.app.push_screen(view, self._jump_to_view_item)
+
+    def _jump_to_view_item(self, jump: object) -> None:
+        """A browser view closed asking to select an item (``JumpTo``) in the table."""
+        key = getattr(jump, "key", None)
+        if key is None:
+            return
+        table = self.query_one(ItemsTable)
+        if table.select_key(key):
+            table.focus()
+            self.notify(f"selected {getattr(jump, 'what', key)}", timeout=3, markup=False)
+        else:
+            self.notify(f"{getattr(jump, 'what', key)} is not a row of the table", severity="warning", markup=False)
+
     def action_reload(self) -> None:
         self.notify("re-reading the database…", timeout=2)
         self._reload_edit = "reload"
