@@ -45,7 +45,11 @@ class Shot:
 
 SHOTS: tuple[Shot, ...] = (
     Shot("picker", (120, 30), conversation=None),
-    Shot("inspector", (160, 48)),
+    # the README's first picture: the priority (score) sort, where the budget line is the cut and each why shows
+    Shot("inspector", (160, 48), keys=("o",)),
+    Shot("inspector-filter", (160, 48),
+         keys=("f", *"helm", "space", *"outcome:evicted", "space", *"kind:toolResult", "enter")),
+    Shot("sweep", (160, 48), keys=("w",)),
     Shot("inspector-budget-cut-by-score", (160, 48), keys=("minus", "o", "j", "j", "j")),
     Shot("inspector-tool-pair", (160, 48), keys=("G", *("k",) * 13, "p")),
     Shot("inspector-chronological", (160, 48), keys=("G",),
