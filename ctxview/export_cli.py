@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -175,7 +176,7 @@ def _assemble(
     if params_file is not None:
         side_args.params = params_file
     params, conversation = resolve_params(side_args)
-    key = (str(db.resolve()), conversation)
+    key = (os.path.realpath(db), conversation)  # realpath: a symlink loop is the store's to report
     assembler = sessions.get(key)
     if assembler is None:
         with LcmStore(db) as store:

@@ -231,8 +231,14 @@ def selection_thresholds(assembler: SessionAssembler, params: Params) -> tuple[d
 
 def _selection(assembler: SessionAssembler, params: Params) -> tuple[dict[str, int], str, bool, Any, int]:
     reserved = max(0, params.reserved_tokens)
+    from ctxview.jserrors import JSError
+    from ctxview.pipeline import empty_result
+
     # a budget of 1 puts the pass in its eviction mode; the order it walks does not depend on the budget
-    asm = assembler.assemble(params, 1)
+    try:
+        asm = assembler.assemble(params, 1)
+    except JSError:  # the engine cannot resolve the session and falls back: its assembler keeps nothing
+        asm = empty_result()
     base = asm.tail_tokens + asm.focus_tokens
     thresholds: dict[str, int] = {}
     source = asm._trace_source
