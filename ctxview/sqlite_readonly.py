@@ -23,6 +23,7 @@ it, and the caller gets a ``QueryTimeout`` naming the database instead of a hang
 
 from __future__ import annotations
 
+import atexit
 import functools
 import math
 import os
@@ -31,8 +32,8 @@ import sqlite3
 import stat
 import struct
 import tempfile
+import threading
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,7 +95,6 @@ class GuardedConnection(sqlite3.Connection):
         self.label = "the database"
         self.tripped = False
         self._expires = math.inf
-        self._cleanups: list[Callable[[], None]] = []
         self.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
         self.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
 
@@ -120,19 +120,6 @@ class GuardedConnection(sqlite3.Connection):
 
     def execute(self, sql: str, parameters: Any = (), /) -> GuardedCursor:  # type: ignore[override]
         return self.cursor().execute(sql, parameters)
-
-    def add_cleanup(self, cleanup: Callable[[], None]) -> None:
-        """Run ``cleanup`` once the connection is closed (or collected)."""
-        self._cleanups.append(cleanup)
-        weakref.finalize(self, cleanup)
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            for cleanup in self._cleanups:
-                cleanup()
-            self._cleanups.clear()
 
 
 class GuardedCursor(sqlite3.Cursor):
@@ -285,9 +272,14 @@ def _immutable(path: Path, connect: Connector, warnings: list[str]) -> ReadOnlyO
     return ReadOnlyOpen(conn, True, warnings)
 
 
+def _sidecar(path: Path, suffix: str) -> Path:
+    """The -wal, -shm or -journal SQLite uses: beside the file a symbolic link leads to, not beside the link."""
+    return Path(f"{os.path.realpath(path)}{suffix}")
+
+
 def _open_wal(path: Path, connect: Connector) -> ReadOnlyOpen:
-    wal = Path(f"{path}-wal")
-    shm = Path(f"{path}-shm")
+    wal = _sidecar(path, "-wal")
+    shm = _sidecar(path, "-shm")
     if not os.path.lexists(wal):
         # No -wal: the file is complete, and a plain reader would leave empty -wal and -shm behind.
         return _immutable(path, connect, [])
@@ -323,7 +315,7 @@ def _open_live(path: Path, wal: Path, connect: Connector) -> ReadOnlyOpen:
 
 
 def _open_rollback(path: Path, connect: Connector) -> ReadOnlyOpen:
-    journal = Path(f"{path}-journal")
+    journal = _sidecar(path, "-journal")
     if os.path.lexists(journal):
         problem = not_regular_reason(journal)
         if problem is not None:
@@ -370,6 +362,7 @@ class WalSummary:
     size: int
     commits: int  # commit frames carrying the header's salts (checksums are SQLite's to check)
     problem: str | None = None  # why SQLite would read nothing from it, or why it is not this database's
+    used: int = 0  # bytes up to the end of the last such commit frame: all SQLite would read
 
 
 def wal_summary(wal: Path, page_size: int) -> WalSummary:
@@ -395,6 +388,7 @@ def wal_summary(wal: Path, page_size: int) -> WalSummary:
                 size, 0, f"belongs to another database (pages of {wal_page_size:,} bytes; this one's are {page_size:,})"
             )
         commits = 0
+        used = 0
         frame = _WAL_FRAME_HEADER + page_size
         offset = _WAL_HEADER
         while offset + frame <= size:
@@ -402,9 +396,11 @@ def wal_summary(wal: Path, page_size: int) -> WalSummary:
             _page, commit_size, frame_salt1, frame_salt2 = struct.unpack(">4I", head)
             if (frame_salt1, frame_salt2) != (salt1, salt2):
                 break
-            commits += commit_size != 0
             offset += frame
-        return WalSummary(size, commits, None if commits else "holds no complete commit")
+            if commit_size:
+                commits += 1
+                used = offset
+        return WalSummary(size, commits, None if commits else "holds no complete commit", used)
     finally:
         os.close(fd)
 
@@ -457,64 +453,116 @@ def _private_folder(beside: Path) -> Path:
     raise OSError(0, "no temporary folder apart from the database's own")
 
 
-def _copy_file(source: Path, target: Path) -> None:
-    """Copy a regular file without following it into a FIFO that took its place meanwhile."""
+def _copy_file(source: Path, target: Path, limit: int | None = None) -> None:
+    """Copy a regular file (its first ``limit`` bytes), never following it into a FIFO swapped in meanwhile."""
     fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(0, f"{source.name} is no longer a regular file")
-        with os.fdopen(os.dup(fd), "rb") as reader, open(target, "xb") as writer:
-            shutil.copyfileobj(reader, writer, 1 << 20)
+        left = os.fstat(fd).st_size if limit is None else limit
+        with open(target, "xb") as writer:
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                writer.write(chunk)
+                left -= len(chunk)
     finally:
         os.close(fd)
+
+
+@dataclass(slots=True)
+class _PrivateCopy:
+    """A copy of a database and its -wal or hot -journal, made once per state of those files."""
+
+    folder: Path | None  # None: no copy is kept (it could not be made, or it is not this database's)
+    notes: list[str]  # what every open of this state says
+
+
+_COPIES: dict[tuple[Any, ...], _PrivateCopy] = {}
+_COPIES_LOCK = threading.Lock()
+
+
+@atexit.register
+def _remove_private_copies() -> None:
+    for made in _COPIES.values():
+        if made.folder is not None:
+            shutil.rmtree(made.folder, ignore_errors=True)
+    _COPIES.clear()
+
+
+def _state(path: Path) -> tuple[int, int, int, int]:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _open_private_copy(
     path: Path, sidecar: Path, info: WalSummary | None, connect: Connector, *, rollback: bool
 ) -> ReadOnlyOpen:
-    """Read ``path`` with its ``sidecar`` (-wal or hot -journal) through copies in a private temporary folder."""
+    """Read ``path`` with its ``sidecar`` (-wal or hot -journal) through a copy in a private temporary folder.
+
+    The copy is made once per state of the two files and shared by every connection of this process
+    (a diff's two sides, the recall search, the inspector's reloads); it is removed when the process ends.
+    """
     what = "the hot -journal is not undone" if rollback else _hidden_commits(sidecar, info)
     try:
-        needed = path.stat().st_size + sidecar.stat().st_size
+        key = (os.path.realpath(path), _state(path), _state(sidecar), info.used if info is not None else None)
+    except OSError as exc:
+        return _immutable(path, connect, [f"{IMMUTABLE_WARNING}: {what} (no private copy: {exc.strerror or exc})"])
+    with _COPIES_LOCK:
+        made = _COPIES.get(key)
+        if made is None:
+            made = _COPIES[key] = _make_private_copy(path, sidecar, info, what, rollback=rollback)
+    if made.folder is None:
+        return _immutable(path, connect, list(made.notes))
+    try:
+        conn = connect_read_only(made.folder / "lcm.db", False)
+    except sqlite3.Error as exc:
+        return _immutable(path, connect, [f"{IMMUTABLE_WARNING}: {what} (the private copy cannot be read: {exc})"])
+    assert isinstance(conn, GuardedConnection)
+    conn.label = str(path)
+    return ReadOnlyOpen(conn, True, list(made.notes), private_copy=True)
+
+
+def _make_private_copy(
+    path: Path, sidecar: Path, info: WalSummary | None, what: str, *, rollback: bool
+) -> _PrivateCopy:
+    """Copy, then let SQLite read the -wal (or undo the journal) in the copy and check the result."""
+    try:
+        sidecar_bytes = info.used if info is not None else sidecar.stat().st_size
+        needed = path.stat().st_size + sidecar_bytes
         if needed > MAX_PRIVATE_COPY:
             raise OSError(0, f"{needed:,} bytes are too many to copy")
         folder = _private_folder(path)
     except OSError as exc:
-        return _immutable(path, connect, [f"{IMMUTABLE_WARNING}: {what} (no private copy: {exc.strerror or exc})"])
-
-    def remove() -> None:
-        shutil.rmtree(folder, ignore_errors=True)
-
+        return _PrivateCopy(None, [f"{IMMUTABLE_WARNING}: {what} (no private copy: {exc.strerror or exc})"])
     copy = folder / "lcm.db"
     try:
         if shutil.disk_usage(folder).free < needed + (64 << 20):
             raise OSError(0, f"too little free space in {folder.parent}")
         _copy_file(path, copy)
-        _copy_file(sidecar, Path(f"{copy}{sidecar.name[len(path.name):]}"))
-        conn = connect_read_only(copy, False, writable_copy=rollback)
+        _copy_file(sidecar, Path(f"{copy}{sidecar.name[len(Path(os.path.realpath(path)).name):]}"), sidecar_bytes)
+        conn = connect_read_only(copy, False, writable_copy=rollback)  # rw: SQLite undoes a hot journal
     except (OSError, sqlite3.Error) as exc:
-        remove()
+        shutil.rmtree(folder, ignore_errors=True)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return _immutable(path, connect, [f"{IMMUTABLE_WARNING}: {what} (no private copy: {reason})"])
+        return _PrivateCopy(None, [f"{IMMUTABLE_WARNING}: {what} (no private copy: {reason})"])
     assert isinstance(conn, GuardedConnection)
-    conn.add_cleanup(remove)
-    verdict = _integrity(conn)
-    notes = []
+    try:
+        verdict = _integrity(conn)
+    finally:
+        conn.close()
     if verdict is None:
-        notes.append(
+        note = (
             f"{sidecar.name} was read through a private copy without checking that it belongs to this database"
             f" (the check takes longer than {INTEGRITY_SECONDS:g} s)"
         )
-    elif verdict != "ok":
-        conn.close()
-        name = sidecar.name
-        return _immutable(
-            path,
-            connect,
-            [f"{name} does not belong to this database or is damaged (with it: {verdict}): ignored; {what}"],
-        )
-    conn.label = str(path)
-    return ReadOnlyOpen(conn, True, notes, private_copy=True)
+        return _PrivateCopy(folder, [note])
+    if verdict != "ok":
+        shutil.rmtree(folder, ignore_errors=True)
+        note = f"{sidecar.name} does not belong to this database or is damaged (with it: {verdict}): ignored; {what}"
+        return _PrivateCopy(None, [note])
+    return _PrivateCopy(folder, [])
 
 
 def _integrity(conn: GuardedConnection) -> str | None:

@@ -21,7 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ctxview.dbvalues import engine_number, text, total, whole_number
+from ctxview.dbvalues import engine_number, total, whole_number
+from ctxview.dbvalues import text as read_text
 from ctxview.errors import ConversationNotFound, DatabaseError
 from ctxview.gc_pause import gc_paused
 from ctxview.model import (
@@ -78,7 +79,7 @@ ENGINE_TABLES = (*REQUIRED, "large_files", "focus_briefs", "conversation_compact
 # Every value read goes through ctxview.dbvalues (the one reader of stored values).
 _int = whole_number
 _number = engine_number
-_text = text
+_text = read_text
 
 
 class LcmStore:
@@ -248,8 +249,9 @@ class LcmStore:
         messages = self._counts("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
         items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items GROUP BY conversation_id")
         summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries GROUP BY conversation_id")
+        # TOTAL, not SUM: a list of sizes should not fail where stored counts add up past 2**63
         tokens = self._counts(
-            "SELECT conversation_id, SUM(t) FROM ("
+            "SELECT conversation_id, TOTAL(t) FROM ("
             f" SELECT ci.conversation_id AS conversation_id, COALESCE({msg_tokens}, 0) AS t"
             " FROM context_items ci JOIN messages m ON m.message_id = ci.message_id"
             " WHERE ci.item_type = 'message'"
@@ -295,7 +297,7 @@ class LcmStore:
         items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items WHERE conversation_id = ?", cid)
         summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries WHERE conversation_id = ?", cid)
         tokens = self._counts(
-            "SELECT ?, COALESCE(SUM(t), 0) FROM ("
+            "SELECT ?, TOTAL(t) FROM ("
             f" SELECT COALESCE({msg_tokens}, 0) AS t FROM context_items ci"
             " JOIN messages m ON m.message_id = ci.message_id"
             " WHERE ci.conversation_id = ? AND ci.item_type = 'message'"

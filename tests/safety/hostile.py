@@ -267,6 +267,29 @@ def wal_without_shm(folder: Path) -> Path:
     return wal_database(folder, commit=WAL_COMMIT)
 
 
+@kind("database is a symlink to a WAL database whose -wal is beside the target")
+def symlink_to_wal_database(folder: Path) -> Path:
+    (folder / "real").mkdir()
+    wal_database(folder / "real", commit=WAL_COMMIT)
+    (folder / DB_NAME).symlink_to(Path("real") / DB_NAME)
+    return folder / DB_NAME
+
+
+@kind("database is a symlink whose own name has a -wal of another database beside it")
+def symlink_with_foreign_wal(folder: Path) -> Path:
+    (folder / "real").mkdir()
+    wal_database(folder / "real")
+    (folder / DB_NAME).symlink_to(Path("real") / DB_NAME)
+    other = folder.parent / f".{folder.name}.other"
+    other.mkdir()
+    try:
+        foreign = wal_database(other, MEDIUM, commit="UPDATE conversations SET title = 'another database'")
+        shutil.copyfile(f"{foreign}-wal", folder / f"{DB_NAME}-wal")
+    finally:
+        shutil.rmtree(other)
+    return folder / DB_NAME
+
+
 @kind("-wal is a named pipe")
 def wal_fifo(folder: Path) -> Path:
     path = wal_database(folder)
@@ -359,6 +382,38 @@ def shm_empty(folder: Path) -> Path:
 def shm_without_wal(folder: Path) -> Path:
     path = wal_database(folder)
     Path(f"{path}-shm").write_bytes(bytes(32768))
+    return path
+
+
+@kind("-wal from a database with another page size")
+def wal_other_page_size(folder: Path) -> Path:
+    other = folder.parent / f".{folder.name}.other"
+    other.mkdir()
+    try:
+        small = demo_copy(other, name="small.db")
+        conn = sqlite3.connect(small)
+        conn.execute("PRAGMA page_size = 1024")
+        conn.execute("VACUUM")
+        conn.close()
+        foreign = wal_database(other, small, commit=WAL_COMMIT)
+        path = wal_database(folder)
+        shutil.copyfile(f"{foreign}-wal", f"{path}-wal")
+    finally:
+        shutil.rmtree(other)
+    return path
+
+
+@kind("-wal followed by 8 GB of holes")
+def wal_sparse_tail(folder: Path) -> Path:
+    path = wal_database(folder, commit=WAL_COMMIT)
+    os.truncate(f"{path}-wal", 8 << 30)
+    return path
+
+
+@kind("-shm is a symlink to /dev/zero")
+def shm_device(folder: Path) -> Path:
+    path = wal_database(folder, commit=WAL_COMMIT)
+    Path(f"{path}-shm").symlink_to("/dev/zero")
     return path
 
 
@@ -469,6 +524,96 @@ KINDS["a table with triggers and an index on an expression"] = sql(
     "CREATE INDEX hostile_idx ON messages (length(content) * 2)",
 )
 
+KINDS["messages_fts is a recursive view with no end"] = sql(
+    "DROP TABLE messages_fts",
+    "CREATE VIEW messages_fts AS WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n)"
+    " SELECT i AS rowid, 'RETRY_LIMIT' AS content, i AS messages_fts FROM n",
+)
+KINDS["table and column names in upper case"] = sql(
+    *(
+        statement
+        for table in ("conversations", "context_items", "messages", "message_parts", "summaries")
+        for statement in (
+            f"ALTER TABLE {table} RENAME TO hostile_tmp", f"ALTER TABLE hostile_tmp RENAME TO {table.upper()}"
+        )
+    ),
+    "ALTER TABLE MESSAGES RENAME COLUMN seq TO hostile_seq",
+    "ALTER TABLE MESSAGES RENAME COLUMN hostile_seq TO SEQ",
+    "ALTER TABLE CONTEXT_ITEMS RENAME COLUMN ordinal TO hostile_ordinal",
+    "ALTER TABLE CONTEXT_ITEMS RENAME COLUMN hostile_ordinal TO Ordinal",
+)
+KINDS["forged planner statistics (sqlite_stat1)"] = sql(
+    "ANALYZE",
+    "UPDATE sqlite_stat1 SET stat = '1 1'",
+    "INSERT INTO sqlite_stat1 VALUES ('messages', NULL, '100000000000')",
+    "INSERT INTO sqlite_stat1 VALUES ('context_items', 'context_items_conv_idx', 'garbage 1 2 3')",
+)
+
+
+@kind("5,000 extra tables and views")
+def many_tables(folder: Path) -> Path:
+    path = demo_copy(folder)
+    statements = [f"CREATE TABLE extra_{i} (a, b)" for i in range(2500)]
+    statements += [f"CREATE VIEW extra_view_{i} AS SELECT * FROM extra_{i}, extra_{i + 1}" for i in range(2499)]
+    execute(path, statements)
+    return path
+
+
+@kind("database in UTF-16")
+def utf16_database(folder: Path) -> Path:
+    from tests.lcmdb import LCM_SCHEMA
+
+    path = folder / DB_NAME
+    source = sqlite3.connect(DEMO)
+    target = sqlite3.connect(path)
+    try:
+        target.execute("PRAGMA encoding = 'UTF-16le'")
+        target.executescript(LCM_SCHEMA)
+        for table in ("conversations", "context_items", "messages", "message_parts", "summaries",
+                      "summary_parents", "summary_messages", "large_files"):
+            columns = [row[1] for row in target.execute(f"PRAGMA table_info({table})")]
+            names = ", ".join(columns)
+            marks = ", ".join("?" for _ in columns)
+            target.executemany(
+                f"INSERT INTO {table} ({names}) VALUES ({marks})", source.execute(f"SELECT {names} FROM {table}")
+            )
+        target.commit()
+    finally:
+        source.close()
+        target.close()
+    return path
+
+
+@kind("database is a chain of 39 symbolic links")
+def symlink_chain(folder: Path) -> Path:
+    demo_copy(folder, name="real.db")
+    previous = "real.db"
+    for i in range(39):
+        (folder / f"link{i}").symlink_to(previous)
+        previous = f"link{i}"
+    (folder / DB_NAME).symlink_to(previous)
+    return folder / DB_NAME
+
+
+@kind("database with a page size of 512")
+def small_pages(folder: Path) -> Path:
+    path = demo_copy(folder)
+    execute(path, [])
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA page_size = 512")
+    conn.execute("VACUUM")
+    conn.close()
+    return path
+
+
+@kind("database with 1 MB of garbage after its last page")
+def trailing_garbage(folder: Path) -> Path:
+    path = demo_copy(folder)
+    with path.open("ab") as handle:
+        handle.write(bytes(range(256)) * 4096)
+    return path
+
+
 # --- constraints dropped: rows no engine writes ---------------------------------------------------
 
 KINDS["constraints dropped and context rows duplicated"] = sql(
@@ -490,7 +635,9 @@ KINDS["context_items ordinals as text"] = sql(
 KINDS["context_items ordinals as numeric text"] = sql(
     "UPDATE context_items SET ordinal = ' ' || CAST(ordinal AS TEXT) WHERE ordinal % 2 = 0"
 )
-KINDS["context_items ordinals fractional"] = sql("UPDATE context_items SET ordinal = ordinal + 0.5 WHERE ordinal % 2 = 1")
+KINDS["context_items ordinals fractional"] = sql(
+    "UPDATE context_items SET ordinal = ordinal + 0.5 WHERE ordinal % 2 = 1"
+)
 KINDS["context_items ordinals huge and negative"] = sql(
     "UPDATE context_items SET ordinal = 9223372036854775807 WHERE ordinal = 3",
     "UPDATE context_items SET ordinal = -9223372036854775808 WHERE ordinal = 7",
@@ -556,7 +703,9 @@ KINDS["a conversation with no context items"] = sql("DELETE FROM context_items W
 
 # --- odd stored values ----------------------------------------------------------------------------------
 
-KINDS["token_count is +Infinity"] = sql("UPDATE messages SET token_count = 9e999", "UPDATE summaries SET token_count = 9e999")
+KINDS["token_count is +Infinity"] = sql(
+    "UPDATE messages SET token_count = 9e999", "UPDATE summaries SET token_count = 9e999"
+)
 KINDS["token_count is -Infinity"] = sql("UPDATE messages SET token_count = -9e999 WHERE message_id % 2 = 0")
 KINDS["token_count mixes +Infinity and -Infinity"] = sql(
     "UPDATE messages SET token_count = 9e999 WHERE message_id % 2 = 0",
@@ -646,6 +795,36 @@ KINDS["invalid UTF-8 and NUL in ids"] = sql(
     "UPDATE conversations SET session_id = CAST(X'00c328ff' AS TEXT)",
     "UPDATE context_items SET summary_id = CAST(X'73756d00ff' AS TEXT) WHERE ordinal = 0",
     "UPDATE summaries SET summary_id = CAST(X'73756d00ff' AS TEXT) WHERE summary_id = 'sum_a052049e383801f2'",
+)
+
+KINDS["every tool call id the same"] = sql(
+    "UPDATE message_parts SET tool_call_id = 'same' WHERE tool_call_id IS NOT NULL",
+    "UPDATE message_parts SET metadata = replace(metadata, 'toolu_', 'same_') WHERE metadata LIKE '%toolu_%'",
+)
+KINDS["empty strings everywhere"] = sql(
+    "UPDATE messages SET role = '', content = ''",
+    "UPDATE message_parts SET part_type = '', text_content = '', metadata = '', tool_call_id = '', tool_name = ''",
+    "UPDATE summaries SET kind = '', content = '', earliest_at = '', latest_at = ''",
+    "UPDATE conversations SET session_id = '', title = '', created_at = ''",
+)
+KINDS["a 1 MB summary id"] = sql(
+    "UPDATE summary_parents SET summary_id = printf('%.*c', 1000000, 's') WHERE summary_id = 'sum_a052049e383801f2'",
+    "UPDATE context_items SET summary_id = printf('%.*c', 1000000, 's') WHERE summary_id = 'sum_a052049e383801f2'",
+    "UPDATE summaries SET summary_id = printf('%.*c', 1000000, 's') WHERE summary_id = 'sum_a052049e383801f2'",
+)
+KINDS["10,000 dangling context items"] = sql(
+    "WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < 10999)"
+    " INSERT INTO context_items (conversation_id, ordinal, item_type, message_id) SELECT 1, i, 'message', i FROM n",
+)
+KINDS["one message in the context 2,000 times"] = sql(
+    "WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < 2999)"
+    " INSERT INTO context_items (conversation_id, ordinal, item_type, message_id) SELECT 1, i, 'message', 49 FROM n",
+)
+KINDS["a 1 MB conversation title with newlines"] = sql(
+    "UPDATE conversations SET title = printf('%.*c', 500000, char(10)) || printf('%.*c', 500000, 'x')",
+)
+KINDS["message_parts with no message"] = sql(
+    *without_constraints("message_parts"), "UPDATE message_parts SET message_id = NULL WHERE rowid % 2 = 0"
 )
 
 # --- summary graphs -------------------------------------------------------------------------------------------
@@ -746,14 +925,14 @@ def many_parts(folder: Path) -> Path:
     return path
 
 
-@kind("20,000 conversations", heavy=True)
+@kind("10,000 conversations", heavy=True)
 def many_conversations(folder: Path) -> Path:
     path = demo_copy(folder)
     rows(
         path,
         "INSERT INTO conversations (conversation_id, session_id, title, active, created_at)"
         " VALUES (?, ?, 'empty', 0, '2026-01-01 00:00:00')",
-        ((100 + i, f"s{i}") for i in range(CHAIN // 5)),
+        ((100 + i, f"s{i}") for i in range(CHAIN // 10)),
     )
     return path
 
