@@ -15,9 +15,19 @@ from typing import Any
 
 from ctxview.assembly.tokens import serialized_message_tokens
 from ctxview.errors import InputError
-from ctxview.export import messages_sha256
+from ctxview.export.native import messages_sha256
+from ctxview.files import Wording, read_text
 from ctxview.jsjson import collapse_js_whitespace, js_parse, js_stringify, js_trim
 from ctxview.model import Trace, count_text
+
+EXPORT_FILE = Wording(
+    "export",
+    missing="{path} not found",
+    directory="{path} is a directory",
+    not_regular="{path} is not a regular file ({kind})",
+    not_text="{path} is neither an LCM database nor a ctxview export (not UTF-8 text)",
+    unreadable="cannot read {path}: {reason}",
+)
 
 # message families: lists of one family can be compared message by message
 NATIVE, OPENAI, ANTHROPIC, UNKNOWN = "native", "openai", "anthropic", "unknown"
@@ -148,14 +158,7 @@ def load_export(path: str | Path, label: str | None = None) -> DiffSide:
     """Read an export for comparison: trace, native, jsonl, openai or anthropic (or a parity expected.json)."""
     file = Path(path)
     name = label or str(file)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{file} not found") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{file} is neither an LCM database nor a ctxview export (not UTF-8 text)") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {file}: {exc}") from None
+    text = read_text(file, EXPORT_FILE)
     if not js_trim(text):
         raise InputError(f"{file} is empty: neither an LCM database nor a ctxview export")
     try:

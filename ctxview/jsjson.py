@@ -54,10 +54,6 @@ def utf16_len(text: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-def is_non_empty_string(value: object) -> bool:
-    return isinstance(value, str) and len(value) > 0
-
-
 # --- numbers -----------------------------------------------------------------
 
 

@@ -18,10 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.errors import InputError
+from ctxview.files import Wording, read_text
 from ctxview.jsjson import js_parse, js_trim
 from ctxview.params_io import describe, odd_live_entry_notes
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+LIVE_FILE = Wording(
+    "live-input file",
+    missing="Live-input file {path} does not exist.",
+    directory="Live-input path {path} is a directory, not a file.",
+    not_regular="Live-input file {path} is not a regular file ({kind}).",
+    not_text="Live-input file {path} is not UTF-8 text.",
+    unreadable="Cannot read live-input file {path}: {reason}.",
+)
 
 
 def load_live_messages(path: str | Path, notes: list[str] | None = None) -> list[Any]:
@@ -30,16 +40,7 @@ def load_live_messages(path: str | Path, notes: list[str] | None = None) -> list
     Notes about entries that are not messages go to ``notes`` (when given) as ``"<file>: …"``.
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"Live-input file {file} does not exist.") from None
-    except IsADirectoryError:
-        raise InputError(f"Live-input path {file} is a directory, not a file.") from None
-    except UnicodeDecodeError:
-        raise InputError(f"Live-input file {file} is not UTF-8 text.") from None
-    except OSError as exc:
-        raise InputError(f"Cannot read live-input file {file}: {exc.strerror or exc}.") from None
+    text = read_text(file, LIVE_FILE)
     if file.suffix.lower() in _JSONL_SUFFIXES:
         return parse_transcript(text, str(file))
     try:

@@ -8,9 +8,9 @@ every label, colour and explanation in the UI and in exports comes from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, overload
 
 # --- rows read from the database ---------------------------------------------------
 
@@ -137,6 +137,7 @@ class Session:
     # engine-only state (§10.5, §10.6): rows as stored, keyed by column; None where there is no row
     maintenance: dict[str, Any] | None = None  # conversation_compaction_maintenance
     bootstrap_state: dict[str, Any] | None = None  # conversation_bootstrap_state (0.15 line only)
+    pending_summary_batch: dict[str, Any] | None = None  # an active pending_compaction_batches row (1.0 drain)
     stored_context_tokens: Any = 0  # Σ stored token_count of the context items (the degrade gate's pressure)
     source: str = ""  # path of the database, for titles and messages
     warnings: list[str] = field(default_factory=list)
@@ -337,12 +338,88 @@ class RunSummary:
     keyword_only: bool = False  # rarity: every kept evictable item matches the prompt's words only (scorers.md B.2)
 
 
+class DecisionList(Protocol):
+    """The decisions of one trace: a read-only sequence, built lazily, that the pipeline adjusts by key.
+
+    The assembler's list (``ctxview.assembly.incremental.decision_list.LazyDecisionList``)
+    builds a decision only when it is read; whole columns come without building any.
+    The engine's later changes arrive as per-key mappings and overrides, applied as
+    decisions are built.  Views read it with ``column`` and ``index_of`` below, which
+    also accept a plain list of decisions (tests and hand-made traces use one).
+    """
+
+    def __len__(self) -> int: ...
+
+    @overload
+    def __getitem__(self, index: int) -> Decision: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Decision]: ...
+
+    def __getitem__(self, index: int | slice) -> Decision | list[Decision]: ...
+
+    def __iter__(self) -> Iterator[Decision]: ...
+
+    def column(self, name: str) -> list[Any]:
+        """``[getattr(d, name) for d in self]``, without building decisions where it can (do not modify it)."""
+        ...
+
+    def index_of(self, key: str) -> int | None:
+        """Position of the decision with ``key``, or None."""
+        ...
+
+    def reset_field(self, name: str, value: Any) -> None:
+        """Every decision gets ``name = value`` before the per-key values and overrides below."""
+        ...
+
+    def map_field(self, name: str, values_by_key: Mapping[str, Any]) -> None:
+        """Decisions whose key is in ``values_by_key`` get ``name`` from it (an override still wins)."""
+        ...
+
+    def override_keys(self, updates: dict[str, dict[str, Any]]) -> None:
+        """Fields set on the decisions of these keys, after they are built (later calls win per field)."""
+        ...
+
+    def overridden(self, name: str) -> dict[int, Any]:
+        """Position → value of every override that sets ``name``."""
+        ...
+
+    def extend(self, decisions: Sequence[Decision]) -> None:
+        """Append finished decisions (live inputs, the recall cue) as they are."""
+        ...
+
+    def fork(self) -> DecisionList:
+        """A new list over the same run without this list's changes (each trace adjusts its own)."""
+        ...
+
+
+def column(decisions: Sequence[Decision] | DecisionList, name: str) -> list[Any]:
+    """A field of every decision, the fast way when ``decisions`` is a lazy ``DecisionList``."""
+    reader = getattr(decisions, "column", None)
+    if reader is not None:
+        values: list[Any] = reader(name)
+        return values
+    return [getattr(d, name) for d in decisions]
+
+
+def index_of(decisions: Sequence[Decision] | DecisionList, key: str) -> int | None:
+    """Position of the decision with ``key``, or None."""
+    finder = getattr(decisions, "index_of", None)
+    if finder is not None:
+        found: int | None = finder(key)
+        return found
+    for index, decision in enumerate(decisions):
+        if decision.key == key:
+            return index
+    return None
+
+
 @dataclass(slots=True)
 class Trace:
     params: Params
     conversation_id: int | None
     summary: RunSummary
-    decisions: list[Decision]  # context items in ordinal order, then live inputs in live order
+    decisions: DecisionList  # context items in ordinal order, then live inputs in live order
     messages: list[Any]  # the final messages the model receives
     message_keys: list[str | None]  # parallel to messages: decision key, or None for synthetic results
     assembler_messages: list[Any]
@@ -371,10 +448,7 @@ class Trace:
         return {d.key: d for d in self.decisions}
 
     def outcome_counts(self) -> dict[str, int]:
-        # a lazy decision list (ctxview.assembly.decision_list) answers from its outcome column
-        reader = getattr(self.decisions, "column", None)
-        outcomes = reader("outcome") if reader is not None else [d.outcome for d in self.decisions]
         counts: dict[str, int] = {}
-        for outcome in outcomes:
+        for outcome in column(self.decisions, "outcome"):
             counts[outcome] = counts.get(outcome, 0) + 1
         return counts

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.errors import InputError
+from ctxview.files import Wording, read_text
 from ctxview.jsjson import JSNumber, js_parse, js_string, js_stringify
 from ctxview.model import (
     ASSEMBLER_DEFAULT_FRESH_TAIL,
@@ -64,18 +65,16 @@ def default_params(*, engine: bool = True) -> Params:
     )
 
 
+PARAMS_FILE = Wording("params file")
+
+
 def read_params_file(path: str | Path) -> tuple[dict[str, Any], int | None]:
     """Read a parity params.json: (raw Params field overrides, conversationId or None).
 
     The fields are resolved when applied with ``build_params(..., from_file=True)``.
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"params file not found: {file}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read params file {file}: {exc}") from None
+    text = read_text(file, PARAMS_FILE)
     try:
         data = js_parse(text)
     except (ValueError, RecursionError) as exc:

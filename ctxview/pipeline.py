@@ -11,23 +11,27 @@ import gc
 import threading
 import time
 from copy import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.assembler import (
     AssemblerResult,
     assemble_context,
     empty_result,
     resolve_session,
-    score_summary,
 )
-from ctxview.assembly.decision_list import DecisionList
+from ctxview.assembly.drain import DrainPrediction, drained_session, predict_drain
 from ctxview.assembly.engine import EngineResult, EngineState, reconcile
+from ctxview.assembly.fallbacks import deferred_degrade_decision
+from ctxview.assembly.incremental.decision_list import LazyDecisionList
+from ctxview.assembly.incremental.termindex import term_index
 from ctxview.assembly.lookup import find_conversation
-from ctxview.assembly.rescoring import Rescorer, is_reference_mode
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
 from ctxview.model import Params, RunSummary, Session, Trace
+
+if TYPE_CHECKING:  # the opt-in scorers load only when a run asks for one (a default run never does)
+    from ctxview.scorers.ranker import ScorerRanker, ScorerRanking
 
 
 class SessionAssembler:
@@ -37,7 +41,7 @@ class SessionAssembler:
         self.session = session
         self.detected: DetectedLine = detect_line(session.tables)
         self._resolved: dict[tuple[str, bool], Any] = {}
-        self._rescorers: dict[tuple[Any, ...], Rescorer] = {}
+        self._rankers: dict[tuple[Any, ...], ScorerRanker] = {}
         self._has_summary_items = any(item.item_type == "summary" for item in session.items)
         # only a session with sender metadata renders differently under the two engine lines (delta D3)
         self._has_sender_metadata = any(m.sender_metadata for m in session.messages.values())
@@ -45,6 +49,9 @@ class SessionAssembler:
         self._engine_memos: dict[str, SerializedCache] = {}
         self._recall: _RecallSearcher | None = None  # the engine's message search, opened on first use
         self._recall_ordinals: dict[int, int] = {}
+        # §10.5 emergency compaction replays, and the compacted sessions they leave, per budget and tail
+        self._drains: dict[tuple[Any, ...], DrainPrediction | None] = {}
+        self._drained: dict[tuple[Any, ...], SessionAssembler] = {}
 
     def rules(self, params: Params) -> tuple[EngineRules, str]:
         """The engine line's rules for a run, and why those (the database's tables, or a choice)."""
@@ -84,8 +91,6 @@ class SessionAssembler:
         The TUI calls this in a background thread once the first trace is on screen,
         so the first searchable keystroke does not pay for indexing the session.
         """
-        from ctxview.assembly.assembler import term_index
-
         params = params or Params()
         try:
             resolved = self.resolved(params.timezone, self.rules(params)[0].sender_metadata)
@@ -93,22 +98,24 @@ class SessionAssembler:
             return  # nothing to index: the engine cannot resolve this session (the trace says why)
         term_index(resolved, self.session, params.timezone)
 
-    def rescorer(self, params: Params) -> Rescorer | None:
+    def ranker(self, params: Params) -> ScorerRanker | None:
         """The opt-in scorer for these params (None = the reference BM25-lite), built once."""
-        if is_reference_mode(params.scorer, params.tokenizer):
+        if is_reference_mode(params):
             return None
         key = (params.scorer, params.tokenizer, params.citations_path, params.stub_threshold)
-        rescorer = self._rescorers.get(key)
-        if rescorer is None:
-            rescorer = Rescorer(
+        ranker = self._rankers.get(key)
+        if ranker is None:
+            from ctxview.scorers.ranker import ScorerRanker
+
+            ranker = ScorerRanker(
                 self.session,
                 scorer=params.scorer,
                 tokenizer=params.tokenizer,
                 citations=params.citations_path,
                 stub_threshold=params.stub_threshold,
             )
-            self._rescorers[key] = rescorer
-        return rescorer
+            self._rankers[key] = ranker
+        return ranker
 
     def assemble(self, params: Params, token_budget: int) -> AssemblerResult:
         """The §6–§8 assembler pass (no engine step) with these params at ``token_budget``."""
@@ -123,11 +130,50 @@ class SessionAssembler:
             stub_large_tool_payloads=params.stub_large_tool_payloads,
             timezone=params.timezone,
             resolved=self.resolved(params.timezone, rules.sender_metadata),
-            rescorer=self.rescorer(params),
+            ranker=self.ranker(params),
             sender_metadata=rules.sender_metadata,
         )
 
-    def engine_state(self, params: Params) -> EngineState:
+    def _drain_key(self, params: Params, budget: int, rules: EngineRules) -> tuple[Any, ...]:
+        return (budget, params.fresh_tail_count, params.fresh_tail_max_tokens, params.timezone, rules.line)
+
+    def drain(self, params: Params, budget: int, rules: EngineRules) -> DrainPrediction | None:
+        """The emergency compaction the engine runs before assembling (§10.5), replayed; None when it runs none."""
+        key = self._drain_key(params, budget, rules)
+        if key not in self._drains:
+            self._drains[key] = predict_drain(
+                self.session,
+                budget,
+                fresh_tail_count=params.fresh_tail_count,
+                fresh_tail_max_tokens=params.fresh_tail_max_tokens,
+                timezone=params.timezone,
+                line=rules.line,
+            )
+        return self._drains[key]
+
+    def _run_drained(self, params: Params, budget: int, rules: EngineRules, drain: DrainPrediction) -> Trace:
+        """The run on the context the drain leaves behind, saying first what the engine did to get there."""
+        key = self._drain_key(params, budget, rules)
+        assembler = self._drained.get(key)
+        if assembler is None:
+            assembler = self._drained[key] = SessionAssembler(drained_session(self.session, drain))
+        trace = assembler.run(params)
+        gate = deferred_degrade_decision(
+            self.session.stored_context_tokens,
+            self.session.maintenance,
+            budget,
+            conversation_id=self.session.conversation.conversation_id,
+            drain="cleared",
+            drain_note=drain.note(budget),
+        )
+        trace.warnings[len(self.session.warnings) : len(self.session.warnings)] = [
+            line.text for line in gate.log_lines if line.level == "warn"
+        ]
+        if gate.note:
+            trace.notes.insert(0, gate.note)
+        return trace
+
+    def engine_state(self, params: Params, drain: DrainPrediction | None = None) -> EngineState:
         """What the engine reads besides the assembled context: debt, fork state, the message search."""
         session = self.session
         if self._recall is None:
@@ -143,6 +189,7 @@ class SessionAssembler:
             bootstrap_state=session.bootstrap_state,
             recall_search=self._recall,
             recall_ordinals=self._recall_ordinals,
+            drain=drain,
         )
 
     def lookup_miss(self, params: Params, rules: EngineRules) -> str | None:
@@ -161,6 +208,11 @@ class SessionAssembler:
         timings: dict[str, float] = {}
         started = time.perf_counter()
         rules, rules_why = self.rules(params)
+        budget = params.effective_budget
+        lookup_miss = self.lookup_miss(params, rules) if params.engine else None
+        drain = self.drain(params, budget, rules) if params.engine and lookup_miss is None else None
+        if drain is not None and drain.outcome == "cleared":  # the engine compacts, then assembles the result
+            return self._run_drained(params, budget, rules, drain)
         assembler_error: JSError | None = None
         try:  # built on first use: timed apart from the assembly that reads it
             self.resolved(params.timezone, rules.sender_metadata)
@@ -168,7 +220,6 @@ class SessionAssembler:
             assembler_error = exc
         timings["resolve"] = time.perf_counter() - started
 
-        budget = params.effective_budget
         mark = time.perf_counter()
         asm = empty_result() if assembler_error is not None else self.assemble(params, budget)
         timings["assemble"] = time.perf_counter() - mark
@@ -189,8 +240,8 @@ class SessionAssembler:
                 context_item_count=len(self.session.items),
                 has_summary_items=self._has_summary_items,
                 rules=rules,
-                state=self.engine_state(params),
-                lookup_miss=self.lookup_miss(params, rules),
+                state=self.engine_state(params, drain),
+                lookup_miss=lookup_miss,
                 assembler_error=assembler_error,
                 memo=self._engine_memo(rules),
             )
@@ -265,22 +316,24 @@ def build_trace(
             recall_tokens += decision.tokens
         elif decision.outcome == "evicted-for-live":
             evicted_for_live += decision.tokens
-    has_scores, all_zero = score_summary(asm)
+    has_scores, all_zero = asm.score_summary()
     prompt_terms = list(asm.prompt_terms)
-    if asm.ranking is not None and isinstance(params.prompt, str):
+    ranking = asm.ranking
+    if ranking is not None and isinstance(params.prompt, str):
         from ctxview.scorers.tokenize import get_tokenizer
 
         prompt_terms = list(dict.fromkeys(get_tokenizer(params.tokenizer).tokenize(params.prompt)))
     searchable = bool(prompt_terms)
-    if asm.ranking is not None:
-        run = asm.ranking.run
+    scorer_ranking = _scorer_ranking(asm)
+    if scorer_ranking is not None:
+        run = scorer_ranking.run
         stages["scoring"] = {
             "scorer": run.name,
             "tokenizer": params.tokenizer,
             "stats": run.stats(),
             "sections": run.table_rows(),
-            "stubbedCount": asm.ranking.stubbed_count,
-            "tokensSaved": asm.ranking.tokens_saved,
+            "stubbedCount": scorer_ranking.stubbed_count,
+            "tokensSaved": scorer_ranking.tokens_saved,
         }
     clamp = stages.get("serializedClamp") or {}
     summary = RunSummary(
@@ -306,15 +359,11 @@ def build_trace(
         over_budget=bool(clamp.get("overBudget")) if clamp else asm.estimated_tokens > params.effective_budget,
         clamped=bool(clamp.get("clamped")),
         keyword_only=(
-            asm.ranking.keyword_only({d.key for d in decisions if d.segment == "evictable" and d.is_kept})
-            if asm.ranking is not None
+            scorer_ranking.keyword_only({d.key for d in decisions if d.segment == "evictable" and d.is_kept})
+            if scorer_ranking is not None
             else False
         ),
-        low_confidence=(
-            asm.ranking.low_confidence
-            if asm.ranking is not None
-            else searchable and has_scores and all_zero
-        ),
+        low_confidence=ranking.low_confidence if ranking is not None else searchable and has_scores and all_zero,
     )
     return Trace(
         params=params,
@@ -336,13 +385,27 @@ def build_trace(
     )
 
 
-def _own_decisions(asm: AssemblerResult) -> DecisionList:
+def is_reference_mode(params: Params) -> bool:
+    """The reference BM25-lite ranking: no opt-in scorer or tokenizer (the assembler needs no ranker)."""
+    return params.scorer in ("lcm", "bm25-lite") and params.tokenizer == "lcm"
+
+
+def _scorer_ranking(asm: AssemblerResult) -> ScorerRanking | None:
+    """The run's ranking with the scoring run behind it, when an opt-in scorer ranked it."""
+    if asm.ranking is None:
+        return None
+    from ctxview.scorers.ranker import ScorerRanking  # (loaded already: a scorer made this ranking)
+
+    return asm.ranking if isinstance(asm.ranking, ScorerRanking) else None
+
+
+def _own_decisions(asm: AssemblerResult) -> LazyDecisionList:
     """The trace's own decisions: a fresh lazy list over the run (the assembler result stays as it was)."""
     base = asm.decisions
-    if isinstance(base, DecisionList):
+    if isinstance(base, LazyDecisionList):
         return base.fork()
     copied = [copy(d) for d in base]
-    return DecisionList(len(copied), lambda start, stop: copied[start:stop])
+    return LazyDecisionList(len(copied), lambda start, stop: copied[start:stop])
 
 
 def assembler_stage(asm: AssemblerResult, params: Params) -> dict[str, Any]:

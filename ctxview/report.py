@@ -7,6 +7,7 @@ object.  No Textual here: the CLI stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ctxview.jsjson import js_stringify
@@ -15,17 +16,24 @@ from ctxview.model import Decision, Trace, count_text, describe_key, format_scor
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "focus", "live": "live"}
 
 
-def trace_to_json(trace: Trace) -> dict[str, Any]:
-    """The parity ``expected.json`` shape, with ctxview's decisions added per item."""
+def trace_to_json(trace: Trace, decisions_json: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The parity ``expected.json`` shape, with ctxview's decisions added per item.
+
+    ``decisions_json``: ``decision_json`` of each of ``trace.decisions``, when the caller has made them already.
+    """
     stages = trace.stage_records()
     assembler = stages.get("assembler", {})
     debug = assembler.get("debug") or {}
+    if decisions_json is None:
+        decisions_json = [decision_json(d) for d in trace.decisions]
     items: list[dict[str, Any]] = []
     replaced: list[dict[str, Any]] = []  # summaries a focus brief stands in for: no longer items (§10.1)
-    for d in trace.decisions:
+    live: list[dict[str, Any]] = []
+    for d, full in zip(trace.decisions, decisions_json, strict=True):
         if d.ordinal is not None and d.outcome != "unresolved":
-            (replaced if d.outcome == "replaced-by-focus" else items).append(_item_json(d))
-    live = [_live_json(d) for d in trace.decisions if d.live_index is not None]
+            (replaced if d.outcome == "replaced-by-focus" else items).append(_item_json(full))
+        if d.live_index is not None:
+            live.append({name: full[name] for name in _LIVE_FIELDS})
     return {
         "formatVersion": 1,
         "assemblePath": "engine" if trace.params.engine else "assembler",
@@ -76,45 +84,77 @@ def dumps(value: Any) -> str:
     return js_stringify(value)
 
 
-def _item_json(d: Decision) -> dict[str, Any]:
+def decision_json(d: Decision) -> dict[str, Any]:
+    """Every field of one decision, with JSON names: the one mapping every JSON view of a decision projects."""
     return {
+        "key": d.key,
         "ordinal": d.ordinal,
+        "liveIndex": d.live_index,
         "kind": d.kind,
-        "sourceRole": d.source_role,
+        "label": d.label,
+        "labelExtra": d.label_extra,
         "role": d.role,
+        "sourceRole": d.source_role,
         "messageId": d.message_id,
         "seq": d.seq,
         "summaryId": d.summary_id,
         "summaryKind": d.summary_kind,
         "tokens": d.tokens,
-        "segment": _SEGMENT_JSON.get(d.segment, d.segment),
-        "selected": d.selected,
+        "serializedTokens": d.serialized_tokens,
         "score": d.score,
-        "outcome": d.outcome,
-        "reason": d.reason,
         "matchedTerms": [
-            {"term": m.term, "count": m.count, "contribution": m.contribution, "weight": m.weight}
+            {"term": m.term, "count": m.count, "contribution": m.contribution, "weight": m.weight, "note": m.note}
             for m in d.matched_terms
         ],
+        "segment": d.segment,
+        "selected": d.selected,
+        "outcome": d.outcome,
+        "reason": d.reason,
         "pairWith": list(d.pair_with),
         "toolCallIds": list(d.tool_call_ids),
+        "syntheticResultFor": list(d.synthetic_result_for),
         "outputIndex": d.output_index,
         "protected": d.protected,
         "evictedBy": d.evicted_by,
-    }
-
-
-def _live_json(d: Decision) -> dict[str, Any]:
-    return {
-        "liveIndex": d.live_index,
-        "role": d.role,
-        "tokens": d.tokens,
-        "serializedTokens": d.serialized_tokens,
-        "outcome": d.outcome,
-        "reason": d.reason,
         "coveredBy": d.covered_by,
-        "outputIndex": d.output_index,
+        "minBudget": d.min_budget,
     }
+
+
+# the parity trace's item and live-input objects: fields of ``decision_json``, in parity order
+_ITEM_FIELDS = (
+    "ordinal",
+    "kind",
+    "sourceRole",
+    "role",
+    "messageId",
+    "seq",
+    "summaryId",
+    "summaryKind",
+    "tokens",
+    "segment",
+    "selected",
+    "score",
+    "outcome",
+    "reason",
+    "matchedTerms",
+    "pairWith",
+    "toolCallIds",
+    "outputIndex",
+    "protected",
+    "evictedBy",
+)
+_LIVE_FIELDS = ("liveIndex", "role", "tokens", "serializedTokens", "outcome", "reason", "coveredBy", "outputIndex")
+_TERM_FIELDS = ("term", "count", "contribution", "weight")
+
+
+def _item_json(full: dict[str, Any]) -> dict[str, Any]:
+    """A context item as the parity trace lists it: camelCase segments, matched terms without notes."""
+    item = {name: full[name] for name in _ITEM_FIELDS}
+    item["segment"] = _SEGMENT_JSON.get(item["segment"], item["segment"])
+    if item["matchedTerms"]:
+        item["matchedTerms"] = [{name: term[name] for name in _TERM_FIELDS} for term in item["matchedTerms"]]
+    return item
 
 
 def _summary_json(trace: Trace) -> dict[str, Any]:

@@ -286,12 +286,13 @@ def _open_wal(path: Path, connect: Connector) -> ReadOnlyOpen:
     problem = not_regular_reason(wal)
     if problem is not None:
         return _immutable(path, connect, [f"{wal.name} {problem}: ignored; the database is shown as last checkpointed"])
+    if not_regular_reason(shm) is None and shm_in_use(shm) is not False:
+        # a writer holds the -shm (its -wal may hold no commit yet): read live, as one more reader
+        return _open_live(path, wal, connect)
     info = wal_summary(wal, _page_size(path))
     if info.commits == 0:
         note = [] if info.problem is None else [f"{wal.name} {info.problem}: ignored"]
         return _immutable(path, connect, note)
-    if not_regular_reason(shm) is None and shm_in_use(shm) is not False:
-        return _open_live(path, wal, connect)
     return _open_private_copy(path, wal, info, connect, rollback=False)
 
 

@@ -417,6 +417,7 @@ class LcmStore:
             focus_brief=brief,
             maintenance=self._row_of("conversation_compaction_maintenance", cid),
             bootstrap_state=self._row_of("conversation_bootstrap_state", cid),
+            pending_summary_batch=self._active_pending_batch(cid),
             stored_context_tokens=self._stored_context_tokens(cid, warnings),
             source=str(self.path),
             warnings=warnings,
@@ -619,6 +620,26 @@ class LcmStore:
         columns = [str(column[0]).lower() for column in cursor.description]
         return {column: _number(value) for column, value in zip(columns, row, strict=True)}
 
+    def _active_pending_batch(self, cid: int) -> dict[str, Any] | None:
+        """The conversation's pending summary batch still being planned, prepared or published (1.0), if any."""
+        if not self._has("pending_compaction_batches", "conversation_id") or not self._has(
+            "pending_compaction_batches", "status"
+        ):
+            return None
+        try:
+            cursor = self._conn.execute(
+                "SELECT * FROM pending_compaction_batches WHERE conversation_id = ?"
+                " AND status IN ('planning', 'ready', 'publishing') LIMIT 1",
+                (cid,),
+            )
+            row = cursor.fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
+        if row is None:
+            return None
+        columns = [str(column[0]).lower() for column in cursor.description]
+        return {column: _number(value) for column, value in zip(columns, row, strict=True)}
+
     def _stored_context_tokens(self, cid: int, warnings: list[str]) -> Any:
         """Σ the stored ``token_count`` of the context items, as the engine's degrade gate sums them (§10.5)."""
         msg_tokens = self._col("messages", "token_count", "m")
@@ -736,8 +757,3 @@ def _shown_id(summary_id: str) -> str:
     clean = "".join(ch if ch.isprintable() else "?" for ch in summary_id)
     return clean if len(clean) <= 32 else clean[:31] + "…"
 
-
-def open_session(path: str | os.PathLike[str], conversation_id: int | None = None) -> Session:
-    """Open, load one session and close: the one-shot path of the CLI."""
-    with LcmStore(path) as store:
-        return store.load_session(conversation_id)

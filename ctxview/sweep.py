@@ -23,13 +23,14 @@ Pure: no Textual, no printing (``text_chart`` returns a string).
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from ctxview.assembly.decision_list import column
-from ctxview.model import KEPT_OUTCOMES, Params, Trace
+from ctxview.assembly.assembler import empty_result
+from ctxview.assembly.select import SelectionOrder
+from ctxview.jserrors import JSError
+from ctxview.model import KEPT_OUTCOMES, Params, Trace, column
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
@@ -174,99 +175,43 @@ def spaced_subset(budgets: list[int], count: int) -> list[int]:
 
 @dataclass(slots=True)
 class _Plan:
-    """The budget pass for fixed non-budget parameters: one ordering, replayed at any budget."""
+    """The budget pass for fixed non-budget parameters: one walk order, replayed at any budget."""
 
-    tokens: list[int]  # evictable tokens in walk order (priority order, or newest first)
-    prefix: list[int]  # running sums of ``tokens``
-    greedy: bool  # prompt-aware: skip what does not fit and go on; else stop at the first misfit
+    order: SelectionOrder  # the §6 walk (the assembly's own rules replay it)
     base: int  # fresh tail + focus tokens
     total: int  # every evictable token
     reserved: int
-    thresholds: dict[str, int]
+    thresholds: dict[str, int]  # key → budget from which the pass keeps it at every larger budget
     mode: str
     monotone: bool
 
     @classmethod
     def of(cls, assembler: SessionAssembler, params: Params) -> _Plan:
-        thresholds, mode, monotone, ctx, base = _selection(assembler, params)
         reserved = max(0, params.reserved_tokens)
-        if ctx is None:
-            return cls([], [], False, base, 0, reserved, thresholds, mode, True)
-        evictable = ctx.evictable
-        order = _priority_order(ctx) if mode == "prompt-aware" else list(range(len(evictable) - 1, -1, -1))
-        tokens = [evictable[i].tokens for i in order]
-        return cls(tokens, list(accumulate(tokens)), mode == "prompt-aware", base, sum(tokens), reserved,
-                   thresholds, mode, monotone)
+        # a budget of 1 puts the pass in its eviction mode; the order it walks does not depend on the budget
+        try:
+            asm = assembler.assemble(params, 1)
+        except JSError:  # the engine cannot resolve the session and falls back: its assembler keeps nothing
+            asm = empty_result()
+        base = asm.tail_tokens + asm.focus_tokens
+        order = asm.selection_order()
+        # an evictable item is kept at every budget that fits it and everything before it in the walk
+        # (the greedy walk may keep it earlier by skipping a larger one; only the exact runs show that)
+        thresholds = {
+            key: max(1, needed + base + reserved)
+            for key, needed in zip(order.keys, accumulate(order.tokens), strict=True)
+        }
+        # fresh-tail and focus items are kept at any budget: from the fresh-tail size on
+        for key, segment in zip(column(asm.decisions, "key"), column(asm.decisions, "segment"), strict=True):
+            if segment in ("fresh-tail", "focus") and key not in thresholds:
+                thresholds[key] = max(1, base + reserved)
+        mode = asm.selection_mode
+        return cls(order, base, order.total, reserved, thresholds, mode, mode != "prompt-aware")
 
     def kept_tokens(self, budget: int) -> int:
         """The assembler's estimate at ``budget``: fresh tail + focus + what the pass keeps."""
         effective = max(1, budget - self.reserved)
-        remaining = max(0, effective - self.base)
-        if self.total <= remaining:
-            return self.base + self.total
-        if not self.greedy:
-            return self.base + _largest_prefix_within(self.prefix, remaining)
-        accum = _largest_prefix_within(self.prefix, remaining)  # the first items all fit …
-        start = bisect_right(self.prefix, remaining)
-        for tokens in self.tokens[start + 1 :]:  # … then the walk skips what does not fit
-            if accum + tokens <= remaining:
-                accum += tokens
-        return self.base + accum
-
-
-def _largest_prefix_within(prefix: list[int], limit: int) -> int:
-    index = bisect_right(prefix, limit)
-    return prefix[index - 1] if index else 0
-
-
-def selection_thresholds(assembler: SessionAssembler, params: Params) -> tuple[dict[str, int], str, bool]:
-    """Per key, the token budget from which the budget pass keeps the item at every larger budget.
-
-    Fresh-tail and focus items are kept at any budget (their threshold is the fresh-tail size).
-    Returns (thresholds, the mode below the total, whether the pass is monotone).
-    """
-    thresholds, mode, monotone, _, _ = _selection(assembler, params)
-    return thresholds, mode, monotone
-
-
-def _selection(assembler: SessionAssembler, params: Params) -> tuple[dict[str, int], str, bool, Any, int]:
-    reserved = max(0, params.reserved_tokens)
-    from ctxview.jserrors import JSError
-    from ctxview.pipeline import empty_result
-
-    # a budget of 1 puts the pass in its eviction mode; the order it walks does not depend on the budget
-    try:
-        asm = assembler.assemble(params, 1)
-    except JSError:  # the engine cannot resolve the session and falls back: its assembler keeps nothing
-        asm = empty_result()
-    base = asm.tail_tokens + asm.focus_tokens
-    thresholds: dict[str, int] = {}
-    source = asm._trace_source
-    if source is None:
-        return thresholds, asm.selection_mode, True, None, base
-    ctx: Any = source[0]
-    evictable = ctx.evictable
-    mode = asm.selection_mode
-    if mode == "prompt-aware":
-        order = _priority_order(ctx)
-    else:
-        order = list(range(len(evictable) - 1, -1, -1))  # newest first: suffix sums
-    tokens = [evictable[i].tokens for i in order]
-    for index, needed in zip(order, accumulate(tokens), strict=True):
-        thresholds[evictable[index].key] = max(1, needed + base + reserved)
-    for key, segment in zip(column(asm.decisions, "key"), column(asm.decisions, "segment"), strict=True):
-        if segment in ("fresh-tail", "focus") and key not in thresholds:
-            thresholds[key] = max(1, base + reserved)
-    return thresholds, mode, mode != "prompt-aware", ctx, base
-
-
-def _priority_order(ctx: Any) -> list[int]:
-    """The order the prompt-aware pass walked (the selection records each item's rank)."""
-    rank = ctx.selection.rank
-    order = [0] * len(rank)
-    for index, r in enumerate(rank):
-        order[r - 1] = index
-    return order
+        return self.base + self.order.kept_tokens(max(0, effective - self.base))
 
 
 # --- the chart -----------------------------------------------------------------------------------

@@ -20,22 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from textual.worker import WorkerState
-
 from ctxview.model import Params
-from ctxview.samples import demo_live_messages, ensure_demo_db
+from ctxview.samples import DEMO_PARAMS, demo_live_messages, ensure_demo_db
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens.inspector import InspectorScreen
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run as a script: the tests' settle lives in the repository, not the package
+from tests.conftest import settle  # noqa: E402
 
-DEMO_PARAMS = Params(
-    token_budget=2000,
-    prompt="helm rollback failed deploy",
-    prompt_aware_eviction=True,
-    fresh_tail_count=8,
-    live_messages=tuple(demo_live_messages()),
-)
+LIVE_PARAMS = replace(DEMO_PARAMS, live_messages=tuple(demo_live_messages()))
 
 
 @dataclass(frozen=True)
@@ -44,7 +38,7 @@ class Shot:
     size: tuple[int, int]
     keys: tuple[str, ...] = ()
     conversation: int | None = 1
-    params: Params = DEMO_PARAMS
+    params: Params = LIVE_PARAMS
     db: str = "demo"
 
 
@@ -54,27 +48,16 @@ SHOTS: tuple[Shot, ...] = (
     Shot("inspector-budget-cut-by-score", (160, 48), keys=("minus", "o", "j", "j", "j")),
     Shot("inspector-tool-pair", (160, 48), keys=("G", *("k",) * 13, "p")),
     Shot("inspector-chronological", (160, 48), keys=("G",),
-         params=replace(DEMO_PARAMS, prompt_aware_eviction=False, engine=False)),
+         params=replace(LIVE_PARAMS, prompt_aware_eviction=False, engine=False)),
     Shot("inspector-80x24", (80, 24)),
     Shot("inspector-rarity", (160, 48), keys=("c", "j", "j", "j", "j", "j")),
-    Shot("roi-view", (160, 48), keys=("i",), params=replace(DEMO_PARAMS, scorer="roi")),
+    Shot("roi-view", (160, 48), keys=("i",), params=replace(LIVE_PARAMS, scorer="roi")),
     Shot("help", (120, 48), keys=("question_mark",)),
     Shot("export", (160, 48), keys=("e", "down", "down", "down")),
     Shot("medium", (160, 48), keys=("o", "g"), db="medium",
          params=Params(token_budget=20_000, prompt="postgres failover replica lag", prompt_aware_eviction=True,
                        fresh_tail_count=16)),
 )
-
-
-async def settle(pilot) -> None:  # noqa: ANN001
-    for _ in range(600):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = pilot.app.screen
-        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers)
-        if not busy and (not isinstance(screen, InspectorScreen) or screen.settled or screen.load_error):
-            return
-    raise RuntimeError("the app did not settle")
 
 
 async def render(shot: Shot, db: Path) -> str:

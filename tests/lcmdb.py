@@ -219,12 +219,15 @@ class LcmDbWriter:
         source_messages: list[int] | None = None,
         in_context: bool = True,
         conversation_id: int | None = None,
+        token_count: int = 0,
+        created_at: str | None = None,
     ) -> str:
         cid = conversation_id or self.conversation_id
         self.conn.execute(
             "INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count, earliest_at,"
-            " latest_at, descendant_count) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
-            (summary_id, cid, kind, depth, content, earliest_at, latest_at, descendant_count),
+            " latest_at, descendant_count, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, datetime('now')))",
+            (summary_id, cid, kind, depth, content, token_count, earliest_at, latest_at, descendant_count, created_at),
         )
         for ordinal, parent in enumerate(parents or []):
             self.conn.execute(
@@ -239,6 +242,15 @@ class LcmDbWriter:
         if in_context:
             self.context_summary(summary_id, conversation_id=cid)
         return summary_id
+
+    def maintenance(self, **columns: Any) -> None:
+        """The conversation's compaction debt row (``pending=1`` unless given)."""
+        values = {"conversation_id": self.conversation_id, "pending": 1, **columns}
+        names = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        self.conn.execute(
+            f"INSERT INTO conversation_compaction_maintenance ({names}) VALUES ({marks})", tuple(values.values())
+        )
 
     def large_file(self, file_id: str, *, byte_size: int | None, summary: str | None = None) -> str:
         self.conn.execute(

@@ -6,31 +6,42 @@ pairing repair.  The result carries the assembler's messages and debug
 record in the reference shape, plus one ``Decision`` per context row that
 says concretely why the row was kept, evicted, stripped or dropped, so no
 view ever has to re-derive a decision.
+
+This module is the orchestration: each step is the module named for its
+section, the decisions and their reasons are built in ``decisions.py`` from
+the ``RunRecord`` kept here, and the warm-path caches live in ``incremental/``
+(each gives what the plain path gives; the plain path runs when a cache does
+not apply, e.g. a session whose items are not in ordinal order).
 """
 
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
 from typing import Any
 
-from ctxview.assembly.chunked_repair import ChunkPlan
-from ctxview.assembly.decision_list import DecisionList
+from ctxview.assembly.decision_columns import lazy_decisions, score_summary
+from ctxview.assembly.decisions import RunRecord
 from ctxview.assembly.diagnostics import overflow_diagnostics
-from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
-from ctxview.assembly.fresh_tail import FreshTail, resolve_fresh_tail
-from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, clean_selected
-from ctxview.assembly.rescoring import Ranking, Rescorer
-from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, resolve_session, unresolved_reason
+from ctxview.assembly.fresh_tail import resolve_fresh_tail
+from ctxview.assembly.incremental.decision_list import LazyDecisionList
+from ctxview.assembly.incremental.message_json import h16_alone, message_json
+from ctxview.assembly.incremental.static import (
+    chunk_plan_of,
+    plan_index_of,
+    shape_of,
+    static_of,
+)
+from ctxview.assembly.incremental.termindex import indexed_scores
+from ctxview.assembly.postprocess import EVICTABLE, FRESH, clean_selected
+from ctxview.assembly.ranking import Ranker, Ranking
+from ctxview.assembly.resolve import ResolvedItem, resolve_session
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
 from ctxview.assembly.scoring import score_item
-from ctxview.assembly.select import GreedyOrder, Selection, select_evictable
+from ctxview.assembly.select import GreedyOrder, SelectionOrder, select_evictable
 from ctxview.assembly.stubs import apply_stub_substitution
-from ctxview.assembly.termindex import IndexedScores, TermIndex
 from ctxview.assembly.tool_pairs import (
     RepairLog,
     fresh_tail_protection_hashes,
@@ -38,8 +49,7 @@ from ctxview.assembly.tool_pairs import (
     sanitize_tool_use_result_pairing_keyed,
 )
 from ctxview.gc_pause import gc_paused
-from ctxview.jsjson import js_string, js_stringify
-from ctxview.model import ContextItemRow, Decision, Session, TermMatch, describe_key
+from ctxview.model import DecisionList, Session, TermMatch
 
 __all__ = ["AssemblerResult", "ResolvedItem", "assemble_context", "resolve_session"]
 
@@ -53,7 +63,7 @@ class AssemblerResult:
     kept_ordinals: list[int]
     fresh_tail_ordinal: int | None  # None = no tail (JS Infinity)
     protection_hashes: list[str]  # freshTailProtectionMessageHashes (§7.5)
-    decisions: list[Decision]  # one per context row (ordinal order); the focus item before the first it covers
+    decisions: DecisionList  # one per context row (ordinal order); the focus item before the first it covers
     unresolved_ordinals: list[int]
     context_ordinals: list[int]
     selection_mode: str  # full-fit | prompt-aware | chronological | empty (no context items)
@@ -64,9 +74,8 @@ class AssemblerResult:
     remaining_budget: int = 0
     prompt_terms: list[str] = field(default_factory=list)
     stub_stats: dict[str, int] = field(default_factory=lambda: {"stubbedCount": 0, "tokensSaved": 0})
-    ranking: Ranking | None = None  # set when an opt-in scorer ranked the evictable items
-    _trace_source: Any = field(default=None, repr=False, compare=False)
-    _trace_items: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    ranking: Ranking | None = None  # set when a ranker (an opt-in scorer) ranked the evictable items
+    _run: RunRecord | None = field(default=None, repr=False, compare=False)  # what the decisions are built from
     _debug: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _debug_builder: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
@@ -82,12 +91,22 @@ class AssemblerResult:
             self._debug_builder = None
         return self._debug
 
-    @property
-    def trace_items(self) -> list[dict[str, Any]]:
-        """Parity ``trace.items[]`` (built on first access: most runs never need it)."""
-        if self._trace_items is None:
-            self._trace_items = _trace_items(*self._trace_source) if self._trace_source is not None else []
-        return self._trace_items
+    def selection_order(self) -> SelectionOrder:
+        """The order this run's §6 pass walked the evictable items (or would: newest first at a full fit).
+
+        The budget sweep replays it at every budget; ``selection_mode`` says which walk it is.
+        """
+        if self._run is None:
+            return SelectionOrder(self.selection_mode, [], [])
+        return SelectionOrder.of(self._run.evictable, self._run.selection)
+
+    def score_summary(self) -> tuple[bool, bool]:
+        """(some decision has a score, every such score is 0) — what ``low_confidence`` reads, without decisions."""
+        decisions = self.decisions
+        if self._run is None or not isinstance(decisions, LazyDecisionList):
+            scores = [d.score for d in decisions if d.score is not None]
+            return bool(scores), all(s == 0 for s in scores)
+        return score_summary(self._run, decisions, stubbed=bool(self.stub_stats.get("stubbedCount")))
 
 
 def empty_result() -> AssemblerResult:
@@ -106,86 +125,6 @@ def empty_result() -> AssemblerResult:
     )
 
 
-@dataclass(slots=True)
-class _Static:
-    """What a resolved list gives for a session, whatever the parameters (cached per list)."""
-
-    overlay: FocusOverlay
-    all_results: dict[str, list[int]]  # result id → ordinals of every resolved item answering it
-    pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
-    unresolved_rows: list[ContextItemRow]
-    plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
-    labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
-    tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
-    context_ordinals: list[int]
-
-
-def _static(session: Session, resolved: list[ResolvedItem], timezone: str) -> _Static:
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"static:{id(session)}:{id(session.focus_brief)}:{timezone}"
-    if cache is not None and key in cache:
-        return cache[key]
-    overlay = apply_focus_overlay(resolved, session.focus_brief, timezone)
-    items = overlay.items
-    all_results: dict[str, list[int]] = {}
-    calls: dict[str, list[ResolvedItem]] = {}
-    for item in items:
-        if item.result_id:
-            all_results.setdefault(item.result_id, []).append(item.ordinal)
-        for cid in item.call_ids:
-            calls.setdefault(cid, []).append(item)
-    results_by_id: dict[str, list[ResolvedItem]] = {}
-    for item in items:
-        if item.result_id:
-            results_by_id.setdefault(item.result_id, []).append(item)
-    pairs: dict[int, tuple[str, ...]] = {}
-    for item in items:
-        if not item.call_ids and not item.result_id:
-            continue
-        partners: dict[str, None] = {}
-        for cid in item.call_ids:
-            for other in results_by_id.get(cid, ()):
-                if other is not item:
-                    partners[other.key] = None
-        if item.result_id:
-            for other in calls.get(item.result_id, ()):
-                if other is not item:
-                    partners[other.key] = None
-        if partners:
-            pairs[id(item)] = tuple(partners)
-    by_ordinal = {item.ordinal: item for item in resolved}
-    covered = {item.ordinal for item in overlay.covered}
-    focus = overlay.focus_item
-    plan: list[tuple[str, Any]] = []
-    unresolved_rows: list[ContextItemRow] = []
-    for row in sorted(session.items, key=lambda r: r.ordinal):
-        if focus is not None and row.ordinal == focus.ordinal:
-            plan.append(("focus", focus))
-        item = by_ordinal.get(row.ordinal)
-        if item is None:
-            unresolved_rows.append(row)
-            plan.append(("unresolved", row))
-        elif row.ordinal in covered:
-            plan.append(("covered", item))
-        else:
-            plan.append(("item", item))
-    labels = {id(item): _item_label(item) for item in resolved}
-    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in resolved if item.call_ids or item.result_id}
-    static = _Static(
-        overlay=overlay,
-        all_results=all_results,
-        pairs=pairs,
-        unresolved_rows=unresolved_rows,
-        plan=plan,
-        labels=labels,
-        tool_ids=tool_ids,
-        context_ordinals=[row.ordinal for row in session.items],
-    )
-    if cache is not None:
-        cache[key] = static
-    return static
-
-
 def assemble_context(
     session: Session,
     *,
@@ -197,14 +136,14 @@ def assemble_context(
     stub_large_tool_payloads: bool,
     timezone: str,
     resolved: list[ResolvedItem] | None = None,
-    rescorer: Rescorer | None = None,
+    ranker: Ranker | None = None,
     sender_metadata: bool = True,
 ) -> AssemblerResult:
     """Assemble the context of ``session`` exactly as the reference assembler (§1–§8).
 
     ``resolved`` is the cached output of ``resolve_session(session, timezone)``; it is
     read, never modified, so one resolution serves any number of runs.
-    ``rescorer`` (an opt-in scorer, issue 5) replaces BM25-lite ranking; None is the reference.
+    ``ranker`` (an opt-in scorer, issue 5) replaces BM25-lite ranking; None is the reference.
     """
     if not session.items:
         return empty_result()
@@ -221,7 +160,7 @@ def assemble_context(
             prompt_aware_eviction=prompt_aware_eviction,
             stub_large_tool_payloads=stub_large_tool_payloads,
             timezone=timezone,
-            rescorer=rescorer,
+            ranker=ranker,
         )
 
 
@@ -236,11 +175,11 @@ def _assemble(
     prompt_aware_eviction: bool,
     stub_large_tool_payloads: bool,
     timezone: str,
-    rescorer: Rescorer | None = None,
+    ranker: Ranker | None = None,
 ) -> AssemblerResult:
-    static = _static(session, resolved, timezone)
+    static = static_of(session, resolved, timezone)
     items = static.overlay.items
-    shape = _shape(static, resolved)
+    shape = shape_of(static, resolved)
     stats = dict(shape.stats)
 
     # §5 fresh tail
@@ -272,8 +211,8 @@ def _assemble(
 
     # opt-in scorers (not the reference): rank, and for section ROI stub, before the budget sums
     ranking: Ranking | None = None
-    if rescorer is not None:
-        ranking = rescorer.rank(evictable, prompt)
+    if ranker is not None:
+        ranking = ranker.rank(evictable, prompt)
         if ranking.stubbed_count:
             swap = {id(orig): new for orig, new in zip(evictable, ranking.items, strict=True) if orig is not new}
             diag_items = [swap.get(id(item), item) for item in diag_items]
@@ -284,7 +223,7 @@ def _assemble(
     tail_tokens = sum(item.tokens for item in fresh)
     remaining = max(0, token_budget - tail_tokens - focus_tokens)
     terms = distinct_prompt_terms(prompt)
-    scored: list[tuple[float | None, tuple[TermMatch, ...]]] | None = None
+    scored: Sequence[tuple[float | None, tuple[TermMatch, ...]]] | None = None
     order: list[int] | None = None
     greedy: GreedyOrder | None = None
     if ranking is not None:
@@ -295,9 +234,9 @@ def _assemble(
     else:
         use_scores = None
         if terms:
-            indexed = _indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
+            indexed = indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
             if indexed is not None:
-                scored = indexed  # type: ignore[assignment]  # a lazy sequence of (score, matched terms)
+                scored = indexed  # a lazy sequence of (score, matched terms)
                 if prompt_aware_eviction is not False:
                     greedy = indexed.greedy()
             else:  # no term index yet (a one-shot run): score every item directly
@@ -331,7 +270,7 @@ def _assemble(
 
     # §7.1–§7.3, §7.4
     if plain:  # the chunked repair knows the selected items by position
-        chunked = _chunk_plan(static, resolved).run(selection.kept, cut, orphan_ordinal, static.all_results)
+        chunked = chunk_plan_of(static, resolved).run(selection.kept, cut, orphan_ordinal, static.all_results)
         cleaned, repair, messages, keys = chunked.cleaned, chunked.repair, chunked.messages, chunked.keys
         fresh_msgs = chunked.fresh_messages()
     else:
@@ -368,7 +307,7 @@ def _assemble(
             "preSanitizeFreshTailCount": len(fresh_jsons),
             "preSanitizeEvictableHash": h16_of_jsons(evict_jsons),
             "preSanitizeFreshTailHash": h16_of_jsons(fresh_jsons),
-            "preSanitizeFreshTailMessageHashes": [_h16_alone(j) for j in fresh_jsons],
+            "preSanitizeFreshTailMessageHashes": [h16_alone(j) for j in fresh_jsons],
             "freshTailProtectionMessageHashes": protection,
             "preSanitizeMessagesHash": h16_of_jsons(json_of(e.message) for e in cleaned.entries),
             "finalMessagesHash": h16_of_jsons(json_of(m) for m in messages),
@@ -376,8 +315,7 @@ def _assemble(
             "stubStats": dict(stub_stats),
         }
 
-    selected_ids = {id(item) for item in selected}
-    ctx = _Context(
+    run = RunRecord(
         session=session,
         static=static,
         tail=tail,
@@ -391,10 +329,10 @@ def _assemble(
         remaining=remaining,
         orphan_set=set(repair.orphan_results),
         duplicate_set=set(repair.duplicate_results),
-        selected_ids=selected_ids,
+        selected_ids={id(item) for item in selected},
+        plan_index=plan_index_of(static, resolved),
     )
-    ctx.plan_index = _plan_index(static, resolved)
-    decisions = _lazy_decisions(ctx)
+    decisions = lazy_decisions(run)
     result = AssemblerResult(
         messages=messages,
         message_keys=keys,
@@ -419,814 +357,9 @@ def _assemble(
         stub_stats=stub_stats,
         ranking=ranking,
     )
-    result._trace_source = (ctx, diag_items)
+    result._run = run
     result._debug_builder = debug
     return result
 
 
-# --- the trace ---------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Context:
-    session: Session
-    static: _Static
-    tail: FreshTail
-    evictable: list[ResolvedItem]
-    selection: Selection
-    scored: list[tuple[float | None, tuple[TermMatch, ...]]] | None
-    cleaned: Cleaned
-    repair: RepairLog
-    keys: list[str | None]
-    remaining: int
-    orphan_set: set[Any]
-    duplicate_set: set[Any]
-    selected_ids: set[int]
-    ranking: Ranking | None = None
-    plan_index: _PlanIndex | None = None  # static per-position columns (lazy decisions)
-    prep: Any = None  # per-run state shared by the chunks of ``_decisions``
-
-
-def _n(value: int) -> str:
-    return f"{value:,}"
-
-
-def _nth(rank: int) -> str:
-    if 10 <= rank % 100 <= 20:
-        suffix = "th"
-    else:
-        suffix = {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
-    return f"{rank}{suffix}"
-
-
-def _score_text(score: float) -> str:
-    return "0" if score == 0 else f"{score:.3g}"
-
-
-def _count_text(count: float) -> str:
-    return str(int(count)) if float(count).is_integer() else f"{count:g}"
-
-
-def _ids_text(ids: Sequence[str]) -> str:
-    return ", ".join(dict.fromkeys(ids))
-
-
-def _item_label(item: ResolvedItem) -> str:
-    if item.is_focus_brief:
-        return "focus"
-    if item.summary is not None:
-        kind = item.summary.kind
-        return "leaf" if kind == "leaf" else f"{kind} d{js_string(item.summary.depth)}"
-    return str(item.message.get("role"))
-
-
-class _Reasons:
-    """Builds the one-line selection reasons; shared strings are built once per run."""
-
-    def __init__(self, ctx: _Context) -> None:
-        self.ctx = ctx
-        sel = ctx.selection
-        self.sel = sel
-        self.count = len(ctx.evictable)
-        self.full_fit = (
-            f"kept: every evictable item fits ({_n(sel.total)} tokens in the {_n(sel.remaining)} left "
-            "after the fresh tail)"
-        )
-        stop = ctx.evictable[sel.stop_index].ordinal if sel.stop_index is not None else None
-        self.older = f"evicted: chronological walk stopped at ordinal {stop} (did not fit); everything older is dropped"
-        self.remaining = _n(sel.remaining)
-
-    def evictable(self, index: int, item: ResolvedItem, kept: bool) -> str:
-        sel = self.sel
-        mode = sel.mode
-        if mode == "full-fit":
-            return self.full_fit
-        left = sel.left_before[index]
-        if mode == "prompt-aware":
-            scored = self.ctx.scored
-            score = scored[index][0] if scored is not None else 0.0
-            shown = "—" if score is None else _score_text(score)
-            rank = f"score {shown} ranked {_nth(sel.rank[index])} of {self.count}"
-            verb = "fit" if kept else "did not fit"
-            return (
-                f"{'kept' if kept else 'evicted'}: {rank}; {_n(item.tokens)} tokens {verb} "
-                f"in the {_n(left or 0)} left of {self.remaining}"
-            )
-        if kept:
-            return f"kept: chronological, newest-first walk fit ({_n(item.tokens)} of {_n(left or 0)} remaining)"
-        if sel.stop_index == index:
-            return (
-                f"evicted: chronological walk stopped here: {_n(item.tokens)} tokens did not fit in the "
-                f"{_n(left or 0)} left of {self.remaining}; everything older is dropped"
-            )
-        return self.older
-
-    def fresh(self, item: ResolvedItem) -> str:
-        tail = self.ctx.tail
-        why = tail.why.get(item.ordinal)
-        if why == "newest":
-            return "fresh tail: the newest raw message is always protected"
-        if why == "latest-user":
-            return f"fresh tail: extended back to the latest user turn (ordinal {tail.latest_user_ordinal})"
-        if why == "count":
-            cap = f" within the {_n(tail.cap)}-token cap" if tail.cap is not None else ""
-            return f"fresh tail: within the last {_count_text(tail.count)} raw messages{cap}"
-        what = "summary" if item.summary is not None else "item"
-        return f"fresh tail: {what} at or after the tail boundary (ordinal ≥ {tail.start})"
-
-
-def _post_outcome(ctx: _Context, key: str) -> tuple[str, str] | None:
-    """Outcome and reason when clean-up or pairing repair changed a selected item."""
-    cleaned = ctx.cleaned
-    repair = ctx.repair
-    stripped = cleaned.stripped_calls.get(key, [])
-    if key in cleaned.dropped_orphan_calls:
-        if not stripped:
-            return "dropped-orphan-calls", "dropped: assistant message with empty content"
-        ids = _ids_text([c for c, _ in stripped])
-        return "dropped-orphan-calls", f"dropped: every block was a tool call whose result is not selected ({ids})"
-    if key in cleaned.dropped_empty:
-        return "dropped-empty", f"dropped: empty after clean-up ({cleaned.dropped_empty[key]})"
-    if key in repair.dropped_assistants:
-        removed = _ids_text([c for c, _ in repair.calls_removed.get(key, [])])
-        if repair.dropped_assistants[key] == "terminal":
-            return "duplicate-dropped", f"dropped: error/aborted turn lost its tool calls ({removed})"
-        return "duplicate-dropped", f"dropped: its tool calls {removed} duplicate earlier calls; nothing else is left"
-    if key in ctx.orphan_set:
-        return "orphan-result-dropped", "dropped: orphan tool result (its call is not in the context before it)"
-    if key in ctx.duplicate_set:
-        return "duplicate-dropped", "dropped: duplicate tool result (another result for the same call is kept)"
-    removed_calls = repair.calls_removed.get(key, [])
-    if stripped or removed_calls:
-        parts = []
-        not_sel = [c for c, why in stripped if why == "not-selected"]
-        before = [c for c, why in stripped if why == "result-before-call"]
-        dup = [c for c, why in removed_calls if why == "duplicate"]
-        term = [c for c, why in removed_calls if why == "terminal"]
-        if not_sel:
-            parts.append(f"tool calls {_ids_text(not_sel)} stripped: result not selected")
-        if before:
-            parts.append(f"tool calls {_ids_text(before)} stripped: their result comes before the call")
-        if dup:
-            parts.append(f"tool calls {_ids_text(dup)} removed: duplicate of an earlier call")
-        if term:
-            parts.append(f"tool calls {_ids_text(term)} removed: error/aborted turn")
-        return "tool-calls-stripped", "; ".join(parts)
-    return None
-
-
-@dataclass(slots=True)
-class _Prep:
-    """Per-run lookups every chunk of decisions needs (built on the first chunk)."""
-
-    output_index: dict[str, int]
-    evict_index: dict[int, int]
-    effective: dict[int, ResolvedItem]
-    touched: set[str]
-
-
-def _prep(ctx: _Context) -> _Prep:
-    prep = ctx.prep
-    if prep is None:
-        prep = ctx.prep = _Prep(
-            output_index={key: i for i, key in enumerate(ctx.keys) if key is not None},
-            evict_index={id(item): i for i, item in enumerate(ctx.evictable)},
-            effective={id(item.stub_of): item for item in ctx.evictable if item.stub_of is not None},
-            touched=(
-                set(ctx.cleaned.stripped_calls)
-                | ctx.cleaned.dropped_orphan_calls
-                | set(ctx.cleaned.dropped_empty)
-                | set(ctx.repair.dropped_assistants)
-                | ctx.orphan_set
-                | ctx.duplicate_set
-                | set(ctx.repair.calls_removed)
-            ),
-        )
-    return prep
-
-
-def _decisions(ctx: _Context, start: int = 0, stop: int | None = None) -> list[Decision]:
-    """The decisions of plan positions ``start:stop`` (all by default), built fresh."""
-    static = ctx.static
-    prep = _prep(ctx)
-    output_index = prep.output_index
-    evict_index = prep.evict_index
-    effective = prep.effective
-    touched = prep.touched
-    moved = ctx.repair.moved_after_results
-    synthetic = ctx.repair.synthetic
-    labels = static.labels
-    tool_ids = static.tool_ids
-    selected_ids = ctx.selected_ids
-    pairs = static.pairs
-    scored = ctx.scored
-    ranking = ctx.ranking
-    reasons = _Reasons(ctx)
-    focus = static.overlay.focus_item
-    decisions: list[Decision] = []
-    append = decisions.append
-    plan = static.plan if start == 0 and stop is None else static.plan[start:stop]
-    for tag, obj in plan:
-        if tag == "item":
-            canonical: ResolvedItem = obj
-            item = effective.get(id(canonical), canonical) if effective else canonical
-            key = item.key
-            selected = id(item) in selected_ids
-            index = evict_index.get(id(item))
-            score: float | None = None
-            matched: tuple[TermMatch, ...] = ()
-            label_extra = ""
-            if index is not None:
-                segment = "evictable"
-                if scored is not None:
-                    score, matched = scored[index]
-                reason = reasons.evictable(index, item, selected)
-                outcome = "kept" if selected else "evicted"
-                if ranking is not None:
-                    label_extra = ranking.labels[index]
-                    note = ranking.notes[index]
-                    reason = f"{reason} ({ranking.run.name}: {note})" if note else reason
-                if item.stub_of is not None:
-                    what = (
-                        f"tool output {item.file_id} replaced by a reference"
-                        if item.file_id is not None
-                        else "below the section-ROI threshold, replaced by a one-line stub"
-                    )
-                    reason = f"stubbed: {_n(canonical.tokens)} → {_n(item.tokens)} tokens ({what}); {reason}"
-                    if selected:
-                        outcome = "stubbed"
-            else:
-                segment = "fresh-tail"
-                outcome = "fresh-tail"
-                reason = reasons.fresh(item)
-            if selected and key in touched:
-                post = _post_outcome(ctx, key)
-                if post is not None:
-                    outcome, reason = post
-            elif selected and key in moved:
-                reason = f"{reason}; moved after the tool results of {describe_key(moved[key])}"
-            summary = item.summary
-            append(
-                Decision(
-                    key=key,
-                    ordinal=item.ordinal,
-                    live_index=None,
-                    kind="message" if item.is_message else "summary",
-                    label=labels.get(id(canonical)) or _item_label(item),
-                    role=item.message.get("role"),
-                    source_role=item.source_role,
-                    message_id=item.message_id,
-                    seq=item.seq,
-                    summary_id=summary.summary_id if summary is not None else None,
-                    summary_kind=summary.kind if summary is not None else None,
-                    tokens=item.tokens,
-                    serialized_tokens=None,
-                    score=score,
-                    matched_terms=matched,
-                    segment=segment,  # type: ignore[arg-type]
-                    selected=selected,
-                    outcome=outcome,  # type: ignore[arg-type]
-                    reason=reason,
-                    pair_with=pairs.get(id(canonical), ()),
-                    tool_call_ids=tool_ids.get(id(canonical), ()),
-                    output_index=output_index.get(key),
-                    text=item.text,
-                    synthetic_result_for=tuple(synthetic[key]) if key in synthetic else (),
-                    label_extra=label_extra,
-                )
-            )
-        elif tag == "focus":
-            append(_focus_decision(ctx, obj, output_index))
-        elif tag == "covered":
-            append(_covered_decision(obj, focus))
-        else:
-            append(_unresolved_decision(ctx, obj))
-    return decisions
-
-
-def _focus_decision(ctx: _Context, focus: ResolvedItem, output_index: dict[str, int]) -> Decision:
-    brief = focus.brief
-    ordinals = ", ".join(str(o) for o in focus.covered_ordinals)
-    n = len(focus.covered_ordinals)
-    reason = (
-        f"focus brief {brief.brief_id if brief else ''}: always kept; replaces {n} covered "
-        f"summar{'y' if n == 1 else 'ies'} (ordinal{'' if n == 1 else 's'} {ordinals})"
-    )
-    outcome = "focus"
-    post = _post_outcome(ctx, focus.key)
-    if post is not None:
-        outcome, reason = post
-    return Decision(
-        key=focus.key,
-        ordinal=focus.ordinal,
-        live_index=None,
-        kind="focus",
-        label="focus",
-        role="user",
-        source_role=None,
-        message_id=None,
-        seq=None,
-        summary_id=None,
-        tokens=focus.tokens,
-        serialized_tokens=None,
-        score=None,
-        matched_terms=(),
-        segment="focus",
-        selected=False,  # always kept, but never listed in keptOrdinals (§10.1)
-        outcome=outcome,  # type: ignore[arg-type]
-        reason=reason,
-        output_index=output_index.get(focus.key),
-        text=focus.text,
-    )
-
-
-def _covered_decision(item: ResolvedItem, focus: ResolvedItem | None) -> Decision:
-    brief = focus.brief if focus is not None else None
-    watermark = ""
-    if brief is not None:
-        if brief.covered_message_seq is not None and item.summary_max_source_seq is not None:
-            watermark = f" (its sources end at seq {item.summary_max_source_seq} ≤ {brief.covered_message_seq})"
-        elif brief.covered_latest_at:
-            latest = item.summary.latest_at if item.summary is not None else None
-            watermark = f" (latest_at {latest} ≤ {brief.covered_latest_at})"
-    summary = item.summary
-    return Decision(
-        key=item.key,
-        ordinal=item.ordinal,
-        live_index=None,
-        kind="summary",
-        label=_item_label(item),
-        role="user",
-        source_role=None,
-        message_id=None,
-        seq=None,
-        summary_id=summary.summary_id if summary is not None else None,
-        summary_kind=summary.kind if summary is not None else None,
-        tokens=item.tokens,
-        serialized_tokens=None,
-        score=None,
-        matched_terms=(),
-        segment="focus",
-        selected=False,
-        outcome="replaced-by-focus",
-        reason=f"replaced by focus brief {brief.brief_id if brief else ''}{watermark}",
-        text=item.text,
-    )
-
-
-def _unresolved_decision(ctx: _Context, row: ContextItemRow) -> Decision:
-    msg = ctx.session.messages.get(row.message_id) if row.message_id is not None else None
-    return Decision(
-        key=f"o:{row.ordinal}",
-        ordinal=row.ordinal,
-        live_index=None,
-        kind=row.item_type if row.item_type in ("message", "summary") else "message",
-        label=msg.role if msg is not None else "missing",
-        role=None,
-        source_role=msg.role if msg is not None else None,
-        message_id=row.message_id,
-        seq=msg.seq if msg is not None else None,
-        summary_id=row.summary_id,
-        tokens=0,
-        serialized_tokens=None,
-        score=None,
-        matched_terms=(),
-        segment="fresh-tail" if ctx.tail.is_fresh(row.ordinal) else "evictable",
-        selected=False,
-        outcome="unresolved",
-        reason=unresolved_reason(row, ctx.session),
-    )
-
-
-def _trace_items(ctx: _Context, diag_items: list[ResolvedItem]) -> list[dict[str, Any]]:
-    evict_index = {id(item): i for i, item in enumerate(ctx.evictable)}
-    selected_ids = ctx.selected_ids
-    scored = ctx.scored
-    tail = ctx.tail
-    out: list[dict[str, Any]] = []
-    for item in diag_items:
-        index = evict_index.get(id(item))
-        score = scored[index][0] if (index is not None and scored is not None) else None
-        summary = item.summary
-        out.append(
-            {
-                "ordinal": item.ordinal,
-                "kind": "focus" if item.is_focus_brief else ("message" if item.is_message else "summary"),
-                "sourceRole": item.source_role,
-                "role": item.message.get("role"),
-                "messageId": item.message_id,
-                "seq": item.seq,
-                "summaryId": summary.summary_id if summary is not None else None,
-                "summaryKind": summary.kind if summary is not None else None,
-                "tokens": item.tokens,
-                "segment": "focus"
-                if item.is_focus_brief
-                else (FRESH if tail.is_fresh(item.ordinal) else EVICTABLE),
-                "selected": id(item) in selected_ids and not item.is_focus_brief,
-                "score": score,
-            }
-        )
-    return out
-
-
-# --- lazy decisions: the same decisions, built when read; whole columns without building them ---------
-
-
-@dataclass(slots=True)
-class _PlanIndex:
-    """Per-position facts of the decision plan that no parameter changes (cached per resolved list)."""
-
-    keys: list[str]
-    ordinals: list[int]
-    kinds: list[str]
-    tokens: list[int]  # canonical item tokens (stub substitution overrides them per run)
-    fixed: list[str | None]  # outcome of focus / covered / unresolved positions; None for items
-    is_item: list[bool]
-    position: dict[int, int]  # id(canonical item or focus item) → position
-    index_of_key: dict[str, int]
-    unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
-
-
-def _plan_index(static: _Static, resolved: list[ResolvedItem]) -> _PlanIndex:
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"plan-index:{id(static)}"
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is static:
-            return hit[1]
-    keys: list[str] = []
-    ordinals: list[int] = []
-    kinds: list[str] = []
-    tokens: list[int] = []
-    fixed: list[str | None] = []
-    is_item: list[bool] = []
-    position: dict[int, int] = {}
-    unresolved: list[tuple[int, int]] = []
-    for tag, obj in static.plan:
-        pos = len(keys)
-        if tag == "unresolved":
-            row: ContextItemRow = obj
-            keys.append(f"o:{row.ordinal}")
-            ordinals.append(row.ordinal)
-            kinds.append(row.item_type if row.item_type in ("message", "summary") else "message")
-            tokens.append(0)
-            fixed.append("unresolved")
-            is_item.append(False)
-            unresolved.append((pos, row.ordinal))
-            continue
-        item: ResolvedItem = obj
-        keys.append(item.key)
-        ordinals.append(item.ordinal)
-        tokens.append(item.tokens)
-        if tag == "item":
-            kinds.append("message" if item.is_message else "summary")
-            fixed.append(None)
-            is_item.append(True)
-            position[id(item)] = pos
-        elif tag == "focus":
-            kinds.append("focus")
-            fixed.append("focus")
-            is_item.append(False)
-            position[id(item)] = pos
-        else:
-            kinds.append("summary")
-            fixed.append("replaced-by-focus")
-            is_item.append(False)
-    index_of_key = {k: pos for pos, k in enumerate(keys)}  # the last wins, as a dict built from the list
-    plan_index = _PlanIndex(keys, ordinals, kinds, tokens, fixed, is_item, position, index_of_key, unresolved)
-    if cache is not None:
-        cache[key] = (static, plan_index)
-    return plan_index
-
-
-class _Columns:
-    """Whole-trace columns of one run, computed without building a Decision (same values, tested)."""
-
-    def __init__(self, ctx: _Context) -> None:
-        self.ctx = ctx
-        self.pi = ctx.plan_index
-        self._items: dict[int, ResolvedItem] | None = None
-
-    def _first_fresh(self) -> int:
-        """First plan position whose ordinal is in the fresh tail (plan ordinals never decrease)."""
-        start = self.ctx.tail.start
-        if start is None:
-            return len(self.pi.keys)
-        return bisect_left(self.pi.ordinals, start)
-
-    def _exceptions(self) -> dict[int, ResolvedItem]:
-        """Positions whose item is not the canonical one or not where the ordinal says (stubs)."""
-        if self._items is None:
-            items: dict[int, ResolvedItem] = {}
-            effective = _prep(self.ctx).effective
-            if effective:
-                position = self.pi.position
-                plan = self.ctx.static.plan
-                for stub in self.ctx.evictable:
-                    if stub.stub_of is None:
-                        continue
-                    root = stub
-                    while root.stub_of is not None:
-                        root = root.stub_of
-                    pos = position.get(id(root))
-                    if pos is not None and plan[pos][0] == "item":
-                        items[pos] = effective.get(id(root), root)
-            self._items = items
-        return self._items
-
-    def _evictable_at(self, pos: int, item: ResolvedItem) -> int | None:
-        return _prep(self.ctx).evict_index.get(id(item))
-
-    def segment(self) -> list[Any]:
-        pi = self.pi
-        out: list[Any] = ["focus" if f is not None else "evictable" for f in pi.fixed]
-        first = self._first_fresh()
-        is_item = pi.is_item
-        for pos in range(first, len(out)):
-            if is_item[pos]:
-                out[pos] = "fresh-tail"
-        for pos, item in self._exceptions().items():
-            out[pos] = "evictable" if self._evictable_at(pos, item) is not None else "fresh-tail"
-        tail = self.ctx.tail
-        for pos, ordinal in pi.unresolved:
-            out[pos] = "fresh-tail" if tail.is_fresh(ordinal) else "evictable"
-        return out
-
-    def selected(self) -> list[Any]:
-        pi = self.pi
-        out: list[Any] = [False] * len(pi.fixed)  # a focus brief is kept but never in keptOrdinals (§10.1)
-        position = pi.position
-        plan = self.ctx.static.plan
-        exceptions = self._exceptions()
-        for item in self._selected_items():
-            pos = position.get(id(item))
-            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
-                out[pos] = True
-        selected_ids = self.ctx.selected_ids
-        for pos, item in exceptions.items():
-            out[pos] = id(item) in selected_ids
-        return out
-
-    def _selected_items(self) -> list[ResolvedItem]:
-        ctx = self.ctx
-        kept = [ctx.evictable[i] for i in ctx.selection.kept]
-        first = self._first_fresh()
-        plan = ctx.static.plan
-        fresh = [plan[pos][1] for pos in range(first, len(plan)) if self.pi.is_item[pos]]
-        return kept + fresh
-
-    def outcome(self) -> list[Any]:
-        ctx = self.ctx
-        pi = self.pi
-        out: list[Any] = [f if f is not None else "evicted" for f in pi.fixed]
-        first = self._first_fresh()
-        is_item = pi.is_item
-        for pos in range(first, len(out)):
-            if is_item[pos]:
-                out[pos] = "fresh-tail"
-        position = pi.position
-        plan = ctx.static.plan
-        exceptions = self._exceptions()
-        for index in ctx.selection.kept:
-            item = ctx.evictable[index]
-            pos = position.get(id(item))
-            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
-                out[pos] = "kept"
-        selected_ids = ctx.selected_ids
-        for pos, item in exceptions.items():
-            if self._evictable_at(pos, item) is None:
-                out[pos] = "fresh-tail"
-            elif id(item) in selected_ids:
-                out[pos] = "stubbed" if item.stub_of is not None else "kept"
-            else:
-                out[pos] = "evicted"
-        touched = _prep(ctx).touched
-        if touched:
-            index_of_key = pi.index_of_key
-            for key in touched:
-                pos = index_of_key.get(key)
-                if pos is None:
-                    continue
-                tag, obj = plan[pos]
-                if tag == "focus":
-                    post = _post_outcome(ctx, key)
-                elif tag == "item":
-                    item = exceptions.get(pos, obj)
-                    post = _post_outcome(ctx, key) if id(item) in selected_ids else None
-                else:
-                    post = None
-                if post is not None:
-                    out[pos] = post[0]
-        return out
-
-    def tokens(self) -> list[Any]:
-        out: list[Any] = list(self.pi.tokens)
-        for pos, item in self._exceptions().items():
-            out[pos] = item.tokens
-        return out
-
-    def score(self) -> list[Any]:
-        ctx = self.ctx
-        out: list[Any] = [None] * len(self.pi.keys)
-        scored = ctx.scored
-        if scored is None:
-            return out
-        position = self.pi.position
-        plan = ctx.static.plan
-        exceptions = self._exceptions()
-        for index, item in enumerate(ctx.evictable):
-            pos = position.get(id(item))
-            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
-                out[pos] = scored[index][0]
-        evict_index = _prep(ctx).evict_index
-        for pos, item in exceptions.items():
-            index = evict_index.get(id(item))
-            out[pos] = scored[index][0] if index is not None else None
-        return out
-
-
-def _lazy_decisions(ctx: _Context) -> DecisionList:
-    pi = ctx.plan_index
-    assert pi is not None
-    columns = _Columns(ctx)
-    count = len(pi.keys)
-    return DecisionList(
-        count,
-        lambda start, stop: _decisions(ctx, start, stop),
-        columns={
-            "key": lambda: pi.keys,
-            "ordinal": lambda: pi.ordinals,
-            "live_index": lambda: [None] * count,
-            "kind": lambda: pi.kinds,
-            "segment": columns.segment,
-            "selected": columns.selected,
-            "outcome": columns.outcome,
-            "tokens": columns.tokens,
-            "score": columns.score,
-        },
-        index_of_key=lambda: pi.index_of_key,
-    )
-
-
-def score_summary(asm: AssemblerResult) -> tuple[bool, bool]:
-    """(some decision has a score, every such score is 0) — what ``low_confidence`` reads, without decisions."""
-    source = asm._trace_source
-    decisions = asm.decisions
-    if source is None or not isinstance(decisions, DecisionList):
-        scores = [d.score for d in decisions if d.score is not None]
-        return bool(scores), all(s == 0 for s in scores)
-    ctx: _Context = source[0]
-    if ctx.scored is None:
-        return False, True
-    if asm.stub_stats.get("stubbedCount"):  # stub substitution: read the column, exactly as the decisions have it
-        scores = [s for s in decisions.column("score") if s is not None]
-        return bool(scores), all(s == 0 for s in scores)
-    scores = [s for s, _ in ctx.scored if s is not None] if ctx.ranking is not None else None
-    if scores is not None:
-        return bool(scores), all(s == 0 for s in scores)
-    if isinstance(ctx.scored, IndexedScores):
-        return len(ctx.scored) > 0, not ctx.scored.positive
-    return bool(ctx.scored), not any(s for s, _ in ctx.scored)
-
-
 _NO_SCORE: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
-
-
-def _indexed_scores(
-    resolved: list[ResolvedItem],
-    static: _Static,
-    evictable: list[ResolvedItem],
-    terms: tuple[str, ...],
-    *,
-    stubbed: bool,
-    build: bool = False,
-) -> IndexedScores | None:
-    """BM25-lite scores of the evictable items through the session's term index.
-
-    The index is built by ``build=True`` (``SessionAssembler.prepare``) or by the second
-    searchable prompt on the same resolved list; before that (a one-shot CLI run) the
-    answer is None and the caller scores items directly, which is cheaper for one run.
-    """
-    items = static.overlay.items
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"term-index:{id(items)}"
-    index: TermIndex | None = None
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is items:
-            index = hit[1]
-    if index is None:
-        if not build:
-            if cache is None:
-                return None
-            asked = cache.get(f"term-asks:{id(items)}", 0) + 1
-            cache[f"term-asks:{id(items)}"] = asked
-            if asked < 2:
-                return None
-        index = TermIndex(items)
-        if cache is not None:
-            cache[key] = (items, index)
-    focus = static.overlay.focus_item
-    focus_position = index.position.get(id(focus)) if focus is not None else None
-    if stubbed:
-        copies = [i for i, item in enumerate(evictable) if item.stub_of is not None]
-        return IndexedScores(evictable, terms, index, items, focus_position=focus_position, copies=copies)
-    # without stubs the evictable list is the first len(evictable) non-focus items: the same prompt over
-    # the same length gives the same scores, so a budget edit reuses them (and their prepared order)
-    signature = (terms, len(evictable), focus_position, id(index))
-    memo_key = f"scores:{id(items)}"
-    hit = cache.get(memo_key) if cache is not None else None
-    if hit is not None and hit[0] is items and hit[1] == signature:
-        return hit[2]
-    scores = IndexedScores(evictable, terms, index, items, focus_position=focus_position)
-    if cache is not None:
-        cache[memo_key] = (items, signature, scores)
-    return scores
-
-
-def term_index(session_resolved: list[ResolvedItem], session: Session, timezone: str) -> TermIndex:
-    """Build (or return) the term index of a resolved list now, e.g. in a background thread after loading."""
-    static = _static(session, session_resolved, timezone)
-    indexed = _indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
-    assert indexed is not None
-    return indexed.index
-
-
-def _per_static(static: _Static, resolved: list[ResolvedItem], name: str, build: Callable[[], Any]) -> Any:
-    """``build()`` once per static record of a resolved list (kept in the list's cache beside its owner)."""
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"{name}:{id(static)}"
-    hit = cache.get(key) if cache is not None else None
-    if hit is not None and hit[0] is static:
-        return hit[1]
-    value = build()
-    if cache is not None:
-        cache[key] = (static, value)
-    return value
-
-
-def _chunk_plan(static: _Static, resolved: list[ResolvedItem]) -> ChunkPlan:
-    """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
-    plan: ChunkPlan = _per_static(static, resolved, "chunks", lambda: ChunkPlan.build(static.overlay.items))
-    return plan
-
-
-@dataclass(slots=True)
-class _Shape:
-    """Counts and ordinals of the overlay items (parameter independent, cached per resolved list)."""
-
-    stats: dict[str, int]
-    focus_items: tuple[ResolvedItem, ...]
-    ordinals: list[int]
-    prefix_tokens: array[int]  # prefix_tokens[n] = tokens of the first n items
-
-
-def _shape(static: _Static, resolved: list[ResolvedItem]) -> _Shape:
-    shape: _Shape = _per_static(static, resolved, "shape", lambda: _build_shape(static))
-    return shape
-
-
-def _build_shape(static: _Static) -> _Shape:
-    items = static.overlay.items
-    raw_count = sum(1 for item in items if item.is_message)
-    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
-    ordinals = [item.ordinal for item in items]
-    if any(a > b for a, b in pairwise(ordinals)):
-        ordinals = []  # not in ordinal order (a hand-made session): no prefix/suffix shortcut
-    shape = _Shape(
-        stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
-        focus_items=tuple(item for item in items if item.is_focus_brief),
-        ordinals=ordinals,
-        prefix_tokens=array("q", accumulate((item.tokens for item in items), initial=0)),
-    )
-    return shape
-
-
-# JSON.stringify of every message object the hashes have seen (clean-up's normalized copies are cached
-# on their items, so the same objects come back run after run); bounded, objects held so ids stay valid
-_JSON: dict[int, tuple[Any, str]] = {}
-_JSON_LIMIT = 400_000
-
-
-def message_json(message: Any) -> str:
-    """``JSON.stringify(message)``, cached per message object."""
-    hit = _JSON.get(id(message))
-    if hit is not None and hit[0] is message:
-        return hit[1]
-    text = js_stringify(message)
-    if len(_JSON) >= _JSON_LIMIT:
-        _JSON.clear()
-    _JSON[id(message)] = (message, text)
-    return text
-
-
-_H16_ALONE: dict[str, str] = {}  # JSON text of one message → h16 of the list holding it (fresh-tail hashes)
-
-
-def _h16_alone(json_text: str) -> str:
-    value = _H16_ALONE.get(json_text)
-    if value is None:
-        if len(_H16_ALONE) >= 100_000:
-            _H16_ALONE.clear()
-        value = _H16_ALONE[json_text] = h16_of_jsons([json_text])
-    return value

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.assembly.clamp import ClampResult, clamp_to_serialized_budget, strip_trailing_prefill
+from ctxview.assembly.decisions import RECALL_KEY, live_decision, recall_decision
+from ctxview.assembly.drain import DrainPrediction
 from ctxview.assembly.fallbacks import (
     DegradeDecision,
     ForkAppendResult,
@@ -52,7 +54,7 @@ from ctxview.assembly.volatile import (
 )
 from ctxview.jserrors import JSError, require_objects
 from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
-from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision, describe_key
+from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision, Outcome, describe_key
 
 PROMPT_RECALL_NOT_BUILT: dict[str, Any] = {
     "cueBuilt": False,
@@ -107,6 +109,7 @@ class EngineState:
     bootstrap_state: Mapping[str, Any] | None = None  # conversation_bootstrap_state row (§10.6, 0.15 only)
     recall_search: RecallSearchFn | None = None  # the conversation's message search (§10.3); None: no cue
     recall_ordinals: Mapping[int, int] = field(default_factory=dict)  # message id → its context ordinal
+    drain: DrainPrediction | None = None  # the §10.5 emergency compaction replayed for this budget (None: not run)
 
     def fork_source_count(self, rules: EngineRules) -> int | None:
         """The fork's parent message count when the conversation is fork-bounded under ``rules``, else None."""
@@ -197,8 +200,15 @@ def _after_interception(
 ) -> EngineResult:
     """§9.2 steps 4–17, on the (possibly rewritten) live window."""
     budget = fallback.budget
+    drain = state.drain  # the replayed emergency compaction, when the pipeline ran it
     degrade = deferred_degrade_decision(
-        state.stored_context_tokens, state.maintenance, budget, conversation_id=state.conversation_id
+        state.stored_context_tokens,
+        state.maintenance,
+        budget,
+        conversation_id=state.conversation_id,
+        drain=drain.assumption if drain is not None else "exhausted",
+        drained_context_tokens=drain.pressure_after if drain is not None else None,
+        drain_note=drain.note(budget) if drain is not None else None,
     )
     if degrade.reason is not None:
         return fallback.degraded(degrade)
@@ -263,9 +273,6 @@ class _LogContext:
 
 def _flag(value: bool) -> str:
     return "true" if value else "false"
-
-
-RECALL_KEY = "r:cue"
 
 
 class _NormalPath:
@@ -494,6 +501,7 @@ class _RecallRecord:
             )
             recalled.append(f"{identifier} was evicted ({where})")
         what = "recall cue: " + "; ".join(recalled)
+        outcome: Outcome
         if self.included:
             outcome, reason = "recall-cue", f"{what}; put first"
         elif self.dropped_for_volatile:
@@ -503,27 +511,8 @@ class _RecallRecord:
         else:
             outcome, reason = "recall-dropped", f"{what}; its {cue.token_count} tokens did not fit the budget"
         position = final_keys.index(RECALL_KEY) if RECALL_KEY in final_keys else None
-        return Decision(
-            key=RECALL_KEY,
-            ordinal=None,
-            live_index=None,
-            kind="recall",
-            label="recall cue",
-            role="user",
-            source_role=None,
-            message_id=None,
-            seq=None,
-            summary_id=None,
-            tokens=cue.token_count,
-            serialized_tokens=None,
-            score=None,
-            matched_terms=(),
-            segment="recall",
-            selected=False,
-            outcome=outcome,  # type: ignore[arg-type]
-            reason=reason,
-            output_index=position,
-            text=cue.message["content"],
+        return recall_decision(
+            cue.message["content"], cue.token_count, outcome=outcome, reason=reason, output_index=position
         )
 
 
@@ -619,11 +608,6 @@ def _volatile_kind(message: Any, structural: bool) -> str:
     return "decorated current turn" if structural else "volatile input"
 
 
-def _live_label(message: Any) -> str | None:
-    role = message.get("role") if isinstance(message, dict) else None
-    return role if isinstance(role, str) else None
-
-
 class _EngineTrace:
     """Turns the volatile and clamp results into decisions and item updates."""
 
@@ -673,6 +657,7 @@ class _EngineTrace:
             key = f"l:{li}"
             covered_by: str | None = None
             output_index = final_pos.get(key)
+            outcome: Outcome
             if li in volatile.covered:
                 outcome = "covered"
                 covered_by = self._asm_key(volatile.covered[li])
@@ -697,26 +682,15 @@ class _EngineTrace:
                 outcome = "live-ignored"
                 reason = self._ignored_reason(li, normalized, exact_by_live)
             decisions.append(
-                Decision(
-                    key=key,
-                    ordinal=None,
-                    live_index=li,
-                    kind="live",
-                    label="live",
-                    role=_live_label(normalized),
-                    source_role=stored_role(raw),
-                    message_id=None,
-                    seq=None,
-                    summary_id=None,
-                    tokens=stored_token_count(normalized),
-                    serialized_tokens=self.tokens(normalized),
-                    score=None,
-                    matched_terms=(),
-                    segment="live",
-                    selected=False,
-                    outcome=outcome,  # type: ignore[arg-type]
+                live_decision(
+                    li,
+                    normalized,
+                    stored=raw,
+                    outcome=outcome,
                     reason=reason,
                     output_index=output_index,
+                    tokens=stored_token_count(normalized),
+                    serialized_tokens=self.tokens(normalized),
                     covered_by=covered_by,
                 )
             )
@@ -962,6 +936,7 @@ class _Fallbacks:
         decisions: list[Decision] = []
         for li, message in enumerate(self.live):
             output_index = shown.get(li)
+            outcome: Outcome
             if fates is not None and li in fates:
                 outcome = "appended" if output_index is not None else "live-dropped"
                 text = f"live transcript fallback ({why}): {fates[li]}"
@@ -973,27 +948,7 @@ class _Fallbacks:
             else:
                 outcome, text = "live-dropped", f"live transcript fallback ({why}); cut by the serialized clamp"
             decisions.append(
-                Decision(
-                    key=f"l:{li}",
-                    ordinal=None,
-                    live_index=li,
-                    kind="live",
-                    label="live",
-                    role=_live_label(message),
-                    source_role=stored_role(message),
-                    message_id=None,
-                    seq=None,
-                    summary_id=None,
-                    tokens=0,
-                    serialized_tokens=None,
-                    score=None,
-                    matched_terms=(),
-                    segment="live",
-                    selected=False,
-                    outcome=outcome,  # type: ignore[arg-type]
-                    reason=text,
-                    output_index=output_index,
-                )
+                live_decision(li, message, stored=message, outcome=outcome, reason=text, output_index=output_index)
             )
         updates = {
             key: {

@@ -47,10 +47,12 @@ DEFAULT_BOOTSTRAP_MAX_TOKENS = 6_000  # config default of bootstrapMaxTokens: ma
 PREASSEMBLY_PROMPT_AUTHORITY = "preassembly_may_overflow"  # promptAuthority of a degraded result
 
 DegradeReason = Literal["near-budget", "emergency-debt-still-pending", "emergency-debt-exhausted"]
-# What the emergency compaction (which ctxview cannot run) is assumed to end in:
+# What the emergency compaction ends in (ctxview.assembly.drain replays it):
 #   "exhausted"     nothing it could compact: the debt is cleared and the engine degrades;
-#   "still-pending" it failed or was skipped: the debt stays and the engine degrades;
-#   "cleared"       it compacted (or found the debt no longer needed): the engine assembles the database.
+#   "still-pending" it compacted too little, failed or was skipped: the debt stays, the stored context is
+#                   still over 75 % of the budget, and the engine degrades;
+#   "cleared"       the debt cleared (or its context fell to 75 % of the budget): the engine assembles the
+#                   (compacted) database.
 DrainAssumption = Literal["exhausted", "still-pending", "cleared"]
 ForkFallbackTrigger = Literal["no-context-items", "empty-assembled-output", "no-user-turns"]
 
@@ -200,6 +202,7 @@ class DegradeDecision:
     pressure_threshold: int  # floor(0.75 × budget)
     log_lines: tuple[LogLine, ...]  # the gate's own lines (the degraded result adds one, see degraded_log_line)
     note: str | None  # the one note a read-only view must show when the engine would compact first
+    drained_context_tokens: int | float | None = None  # the pressure after the drain (None: no replay of it)
 
     @property
     def engine_outcome(self) -> str | None:
@@ -213,6 +216,8 @@ def deferred_degrade_decision(
     token_budget: int,
     *,
     drain: DrainAssumption = "exhausted",
+    drained_context_tokens: int | float | None = None,
+    drain_note: str | None = None,
     now_ms: float | None = None,
     conversation_id: int | None = None,
     session_label: str | None = None,
@@ -221,11 +226,12 @@ def deferred_degrade_decision(
 
     ``stored_context_tokens`` is the store's context token count (see the module docstring), ``token_budget``
     the resolved budget.  With the pressure over the budget the engine first runs an emergency compaction
-    that ctxview cannot run; ``drain`` says what it is assumed to end in.  The default, ``"exhausted"``,
-    is the outcome whenever the compaction cannot shrink the stored context (parity case 304); every such
-    outcome degrades with the same messages, only the reason name differs.  ``now_ms`` (epoch ms) enables
-    the one case that is certain: retries used up and the backoff still running, so the compaction is
-    skipped and the debt stays (``emergency-debt-still-pending``).
+    that this function does not run; ``drain`` says what it ends in.  The default, ``"exhausted"``, is the
+    outcome whenever the compaction cannot shrink the stored context (parity case 304); ``ctxview.assembly.drain``
+    replays the compaction and passes its outcome, the stored context it leaves (``drained_context_tokens``,
+    logged by the degraded result) and its own note (``drain_note``).  ``now_ms`` (epoch ms) enables the case
+    that needs no replay: retries used up and the backoff still running, so the compaction is skipped and the
+    debt stays (``emergency-debt-still-pending``).
     """
     state = MaintenanceState.from_row(maintenance) if isinstance(maintenance, Mapping) else maintenance
     threshold = math.floor(token_budget * DEFERRED_PRESSURE_RATIO)
@@ -257,6 +263,7 @@ def deferred_degrade_decision(
             pressure_threshold=threshold,
             log_lines=lines,
             note=note,
+            drained_context_tokens=drained_context_tokens if drains and not skipped else None,
         )
 
     if state is None or not state.debt_active:
@@ -286,7 +293,9 @@ def deferred_degrade_decision(
             skipped=skipped,
             assumed=assumed,
             lines=(draining,),
-            note=_drain_note(stored_context_tokens, token_budget, assumed, skipped),
+            note=drain_note if drain_note is not None and not skipped else _drain_note(
+                stored_context_tokens, token_budget, assumed, skipped
+            ),
         )
     if stored_context_tokens > threshold:
         return decision("near-budget")
@@ -465,10 +474,12 @@ def degraded_log_line(
 ) -> LogLine:
     """The warn line the engine logs when it returns the degraded result."""
     projected = decision.projected_token_count
+    stored = decision.drained_context_tokens
+    stored = decision.stored_context_tokens if stored is None else stored  # the engine re-reads it after a drain
     return LogLine(
         "warn",
         f"[lcm] assemble: degraded live fallback{_context(conversation_id, session_label)} "
-        f"reason={decision.reason} storedContextTokens={_number(decision.stored_context_tokens)} "
+        f"reason={decision.reason} storedContextTokens={_number(stored)} "
         f"projectedTokenCount={'null' if projected is None else projected} tokenBudget={decision.token_budget} "
         f"pressureThreshold={decision.pressure_threshold} outputMessages={len(result.messages)} "
         f"estimatedTokens={result.estimated_tokens}",

@@ -3,13 +3,21 @@
 Exactly one mode runs.  Besides the kept set, the walk records for every
 evictable item what it saw (its rank, the budget left when it was
 considered), so the trace can explain each keep or evict with numbers.
+
+Every §6 rule lives here once, by name: the full fit, the prompt-aware order
+(``prompt_aware_order``, and ``prompt_aware_order_sparse`` for the term
+index's scores), the greedy walk (``GreedyOrder.walk``) and the chronological
+walk (``select_evictable``).  ``SelectionOrder`` replays the walk of one run at
+any budget (the budget sweep) with the tokens-only forms of the same walks
+(``GreedyOrder.kept_tokens``, a prefix-sum bisection for the chronological
+one); ``tests/unit/test_select.py`` checks each form against the walks.
 """
 
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import overload
@@ -27,17 +35,37 @@ class Selection:
     rank: Sequence[int] = field(default_factory=list)  # prompt-aware: index → 1-based rank
     left_before: Sequence[int | None] = field(default_factory=list)  # budget left when the item was considered
     stop_index: int | None = None  # chronological: the first item that did not fit
+    greedy: GreedyOrder | None = None  # prompt-aware: the order walked
+
+
+def prompt_aware_order(scores: Sequence[float]) -> list[int]:
+    """§6.2 order: evictable indexes by score descending, the more recent (larger index) first on ties."""
+    return sorted(range(len(scores) - 1, -1, -1), key=scores.__getitem__, reverse=True)
+
+
+def prompt_aware_order_sparse(positive: Mapping[int, float], count: int) -> list[int]:
+    """``prompt_aware_order`` of ``count`` scores that are 0 except at the indexes of ``positive``.
+
+    Only the positive scores need sorting: the zeros follow them in index-descending
+    order, exactly where ``prompt_aware_order`` puts them (scores are never negative).
+    """
+    ranked = sorted(positive, key=lambda i: (-positive[i], -i))
+    if positive:
+        ranked.extend(i for i in range(count - 1, -1, -1) if i not in positive)
+    else:
+        ranked.extend(range(count - 1, -1, -1))
+    return ranked
 
 
 class GreedyOrder:
-    """A best-first order of the evictable items, prepared once for greedy walks at any budget.
+    """A best-first order of the evictable items, prepared once for §6.2 greedy walks at any budget.
 
     A prompt fixes the order; every budget edit then walks it again.  With the
     tokens laid out in walk order and the smallest token count of every suffix
     known, a walk is a tight loop that stops as soon as nothing further can fit.
     """
 
-    __slots__ = ("_rank", "floor", "order", "tokens")
+    __slots__ = ("_prefix", "_rank", "floor", "order", "tokens")
 
     def __init__(self, order: Sequence[int], evictable: Sequence[ResolvedItem]) -> None:
         self.order = order
@@ -46,6 +74,7 @@ class GreedyOrder:
         floor.reverse()
         self.floor = floor
         self._rank: array[int] | None = None
+        self._prefix: list[int] | None = None
 
     def rank(self, count: int) -> array[int]:
         """Evictable index → 1-based rank (0 for an index the order leaves out)."""
@@ -57,7 +86,7 @@ class GreedyOrder:
         return self._rank
 
     def walk(self, remaining: int) -> tuple[list[int], int]:
-        """(ranks kept, 0-based ascending; tokens kept): keep each item that still fits, best first."""
+        """§6.2 walk → (ranks kept, 0-based ascending; tokens kept): keep each item that still fits, best first."""
         kept: list[int] = []
         accum = 0
         floor = self.floor
@@ -68,6 +97,22 @@ class GreedyOrder:
             elif remaining - accum < floor[position]:
                 break  # nothing from here on fits
         return kept, accum
+
+    def kept_tokens(self, remaining: int) -> int:
+        """``walk(remaining)[1]`` without the ranks: the leading run that fits found by bisection (sweeps)."""
+        if self._prefix is None:
+            self._prefix = list(accumulate(self.tokens))
+        prefix = self._prefix
+        fits = bisect_right(prefix, remaining)  # the first ``fits`` items fit one after another
+        accum = prefix[fits - 1] if fits else 0
+        tokens = self.tokens
+        floor = self.floor
+        for position in range(fits + 1, len(tokens)):  # the item at ``fits`` did not fit
+            if remaining - accum < floor[position]:
+                break  # nothing from here on fits
+            if accum + tokens[position] <= remaining:
+                accum += tokens[position]
+        return accum
 
 
 class _LeftBefore(Sequence[int | None]):
@@ -133,17 +178,16 @@ def select_evictable(
     if scores is not None or order is not None or greedy is not None:
         if greedy is None:
             if scores is not None:
-                # score descending, ties → the more recent (larger index) first; sort is stable under reverse
-                order = sorted(range(n - 1, -1, -1), key=scores.__getitem__, reverse=True)
+                order = prompt_aware_order(scores)
             assert order is not None
             greedy = GreedyOrder(order, evictable)
         kept_ranks, accum = greedy.walk(remaining)
         rank = greedy.rank(n)
         kept_tokens = [greedy.tokens[r] for r in kept_ranks]
         kept = sorted([greedy.order[r] for r in kept_ranks])
-        return Selection(
-            "prompt-aware", kept, accum, remaining, total, rank, _LeftBefore(rank, kept_ranks, kept_tokens, remaining)
-        )
+        left_before = _LeftBefore(rank, kept_ranks, kept_tokens, remaining)
+        return Selection("prompt-aware", kept, accum, remaining, total, rank, left_before, greedy=greedy)
+    # §6.3 chronological walk: newest first, stop at the first item that does not fit
     left: list[int | None] = [None] * n
     stop_index: int | None = None
     accum = 0
@@ -159,3 +203,47 @@ def select_evictable(
             break
     kept_rev.reverse()
     return Selection("chronological", kept_rev, accum, remaining, total, [], left, stop_index)
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionOrder:
+    """The order one run's §6 pass walks its evictable items, replayable at any budget.
+
+    ``keys`` and ``tokens`` are the evictable items in walk order: the prompt-aware
+    order when the run ranked them (``greedy``), newest first otherwise.  The budget
+    sweep replays it instead of assembling at every budget.
+    """
+
+    mode: str  # the run's selection mode: full-fit | prompt-aware | chronological | empty
+    keys: list[str]
+    tokens: list[int]
+    greedy: GreedyOrder | None = None  # prompt-aware: the prepared order the run walked
+    _prefix: list[int] = field(default_factory=list, repr=False, compare=False)  # running sums of ``tokens``
+
+    @classmethod
+    def of(cls, evictable: Sequence[ResolvedItem], selection: Selection) -> SelectionOrder:
+        """The walk of ``selection`` over ``evictable`` (the list it was made from)."""
+        greedy = selection.greedy if selection.mode == "prompt-aware" else None
+        if greedy is not None:
+            order: Sequence[int] = greedy.order
+            tokens = list(greedy.tokens)
+        else:
+            order = range(len(evictable) - 1, -1, -1)
+            tokens = [evictable[i].tokens for i in order]
+        keys = [evictable[i].key for i in order]
+        return cls(selection.mode, keys, tokens, greedy, list(accumulate(tokens)))
+
+    @property
+    def total(self) -> int:
+        """Every evictable token (§6 evictTotal)."""
+        return self._prefix[-1] if self._prefix else 0
+
+    def kept_tokens(self, remaining: int) -> int:
+        """The tokens the §6 pass keeps with ``remaining`` left after the fresh tail (``Selection.kept_tokens``)."""
+        if self.total <= remaining:
+            return self.total  # full fit
+        if self.greedy is not None:
+            return self.greedy.kept_tokens(remaining)
+        # the chronological walk keeps the longest newest-first run that fits: a prefix of the walk order
+        index = bisect_right(self._prefix, remaining)
+        return self._prefix[index - 1] if index else 0

@@ -22,6 +22,7 @@ from ctxview.jsjson import try_js_parse
 from ctxview.model import ConversationInfo
 from ctxview.openclaw.agent_db import AGENT_DB_RELATIVE, DEFAULT_TIMEOUT, AgentDatabase, open_agent_database
 from ctxview.openclaw.config import OpenClawConfig, load_config, sessions_store_path
+from ctxview.openclaw.mapping import SessionRow, map_sessions
 from ctxview.openclaw.paths import LcmDatabase, StateDir, resolve_home, resolve_lcm_database
 from ctxview.sqlite_readonly import not_regular_reason
 
@@ -72,15 +73,6 @@ class OpenClawSession:
     archived: bool = False
     compaction_count: int | None = None
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """A session and the LCM conversation the engine assembles for it."""
-
-    session: OpenClawSession
-    conversation: ConversationInfo | None
-    why: str  # the lookup's sentence, e.g. "the active conversation with session key 'agent:main:main'"
 
 
 @dataclass(slots=True)
@@ -457,7 +449,6 @@ def scan_state(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> StateScan:
     """Agents, every session newest first with its LCM conversation, and conversations without a transcript."""
-    from ctxview.openclaw.mapping import map_sessions
 
     home = resolve_home(env, os_home)
     config = config if config is not None else load_config(env, os_home, state)

@@ -18,7 +18,16 @@ from ctxview.errors import CtxviewError
 from ctxview.model import ConversationInfo
 
 if TYPE_CHECKING:
-    from ctxview.openclaw.agents import OpenClawSession, SessionRow
+    from ctxview.openclaw.agents import OpenClawSession
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A session and the LCM conversation the engine assembles for it."""
+
+    session: OpenClawSession
+    conversation: ConversationInfo | None
+    why: str  # the lookup's sentence, e.g. "the active conversation with session key 'agent:main:main'"
 
 
 @dataclass(slots=True)
@@ -31,7 +40,6 @@ class Mapping:
 
 def map_sessions(sessions: Sequence[OpenClawSession], lcm_path: Path | None) -> Mapping:
     """Each session with its conversation (or why it has none), in the order given."""
-    from ctxview.openclaw.agents import SessionRow
     from ctxview.store import LcmStore
 
     if lcm_path is None:

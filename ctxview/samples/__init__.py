@@ -12,13 +12,22 @@ Modules: ``build`` (build_sample), ``writer`` (rows, ids, times, the SQLite file
 
 from __future__ import annotations
 
+from ctxview.model import Params
 from ctxview.samples.build import SAMPLE_KINDS, build_sample
 from ctxview.samples.demo import DEMO_CONVERSATION_ID, demo_live_messages, write_demo_live_json
 from ctxview.samples.paths import ensure_demo_db
 from ctxview.samples.writer import SampleInfo
 
+# Where the demo shows eviction at work: a tight budget, a prompt about the rollback, prompt-aware
+# selection.  ``ctxview --demo`` opens with them; tests and the screenshots use them (with
+# the demo's live window: ``replace(DEMO_PARAMS, live_messages=tuple(demo_live_messages()))``).
+DEMO_PARAMS = Params(
+    token_budget=2000, prompt="helm rollback failed deploy", prompt_aware_eviction=True, fresh_tail_count=8
+)
+
 __all__ = [
     "DEMO_CONVERSATION_ID",
+    "DEMO_PARAMS",
     "SAMPLE_KINDS",
     "SampleInfo",
     "build_sample",

@@ -12,10 +12,8 @@ stored context, so samples and engine cannot drift apart.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import sqlite3
-import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import Any
 
 from ctxview.assembly.live import build_parts, stored_content, stored_role, stored_token_count
 from ctxview.assembly.tokens import estimate_tokens
-from ctxview.files import rename_no_clobber
+from ctxview.files import replacing
 from ctxview.jsjson import js_stringify
 from ctxview.samples.schema import LCM_FTS_TABLES, LCM_TABLES, MIGRATION_STEPS
 
@@ -492,19 +490,7 @@ def write_atomically(db: SessionDb, target: Path, *, overwrite: bool) -> None:
     A reader never sees a half-written database; without ``overwrite`` a file that appeared at
     ``target`` meanwhile is left alone.
     """
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        tmp.unlink()  # let SQLite create the file itself
-        db.write(tmp)
-        if overwrite:
-            os.replace(tmp, target)
-        else:
-            rename_no_clobber(
-                tmp, target, exists_message=f"{target} already exists; choose another path or allow overwriting"
-            )
-    except BaseException:
-        for leftover in (tmp, Path(f"{tmp}-journal")):
-            leftover.unlink(missing_ok=True)
-        raise
+    exists = f"{target} already exists; choose another path or allow overwriting"
+    with replacing(target, overwrite=overwrite, exists_message=exists) as temporary:
+        temporary.unlink()  # let SQLite create the file itself
+        db.write(temporary)

@@ -27,7 +27,6 @@ from ctxview.scorers.base import (
     TextCache,
     matched_rows,
     rank_order,
-    select_ranked,
 )
 from ctxview.scorers.bm25lite import Bm25LiteScorer
 from ctxview.scorers.rarity import label_text, low_confidence, make_rarity
@@ -55,7 +54,6 @@ __all__ = [
     "run_scoring",
     "score_items",
     "scorer_options",
-    "select_ranked",
 ]
 
 # CLI names (lcm | rarity | roi) and the spec's names, to the canonical scorer name.

@@ -11,7 +11,7 @@ The assembler stays in charge of selection: it only reads ``sort_key``,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,13 +26,10 @@ __all__ = [
     "ScoreResult",
     "Scorer",
     "TextCache",
-    "chronological_keep",
     "fmt_score",
-    "greedy_keep",
     "is_factor_row",
     "matched_rows",
     "rank_order",
-    "select_ranked",
 ]
 
 # TermMatch.note prefixes that tell the kinds of rows apart (tf rows have note "").
@@ -178,65 +175,13 @@ def fmt_score(value: float) -> str:
     return f"{value:.3f}"
 
 
-# --- the selection walk, for tests and headless tools ------------------------------------
+# --- ranking ------------------------------------------------------------------------------
 
 
 def rank_order(results: Sequence[ScoreResult]) -> list[int]:
     """Indexes of the ranked results (non-empty ``sort_key``), best first (stable)."""
     ranked = [i for i, r in enumerate(results) if r.sort_key]
     return sorted(ranked, key=lambda i: results[i].sort_key)
-
-
-def greedy_keep(tokens: Sequence[int], order: Iterable[int], remaining: int) -> list[int]:
-    """§6.2 walk: keep every item in ``order`` that still fits, skip the rest; ascending indexes."""
-    accum = 0
-    kept: list[int] = []
-    for index in order:
-        if accum + tokens[index] <= remaining:
-            kept.append(index)
-            accum += tokens[index]
-    return sorted(kept)
-
-
-def chronological_keep(tokens: Sequence[int], remaining: int) -> list[int]:
-    """§6.3 walk: newest first, stop at the first item that does not fit; ascending indexes."""
-    accum = 0
-    kept: list[int] = []
-    for index in range(len(tokens) - 1, -1, -1):
-        if accum + tokens[index] > remaining:
-            break
-        kept.append(index)
-        accum += tokens[index]
-    return sorted(kept)
-
-
-def select_ranked(
-    docs: Sequence[ScoreDoc],
-    results: Sequence[ScoreResult],
-    remaining: int,
-    *,
-    ranks: bool,
-) -> tuple[str, list[str]]:
-    """Budget selection over the pool docs (§6) with the scorer's keys and stub tokens.
-
-    Returns the mode (full-fit | prompt-aware | chronological) and the kept
-    keys in pool order.  The assembler has its own walk; this one exists so
-    the scorers' decisions can be checked end to end without it.
-    """
-    pool = sorted((i for i, d in enumerate(docs) if d.pool_index is not None), key=lambda i: docs[i].pool_index or 0)
-    tokens = [_effective_tokens(docs[i], results[i]) for i in pool]
-    if sum(tokens) <= remaining:
-        return "full-fit", [docs[i].key for i in pool]
-    if ranks:
-        order = sorted(range(len(pool)), key=lambda j: results[pool[j]].sort_key)
-        kept = greedy_keep(tokens, order, remaining)
-        return "prompt-aware", [docs[pool[j]].key for j in kept]
-    kept = chronological_keep(tokens, remaining)
-    return "chronological", [docs[pool[j]].key for j in kept]
-
-
-def _effective_tokens(doc: ScoreDoc, result: ScoreResult) -> int:
-    return result.stub_tokens if result.stub_tokens is not None else doc.tokens
 
 
 def as_plain(value: Any) -> Any:

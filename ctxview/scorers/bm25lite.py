@@ -16,7 +16,7 @@ from typing import Any
 from ctxview.assembly.scoring import score_counts
 from ctxview.model import TermMatch
 from ctxview.scorers.base import ScoreDoc, ScoreResult, TextCache, fmt_score
-from ctxview.scorers.tokenize import LCM, Tokenizer, get_tokenizer
+from ctxview.scorers.tokenize import LCM, Tokenizer
 
 __all__ = ["Bm25LiteScorer", "PreparedBm25Lite", "bm25_counts", "bm25_reason", "bm25_score", "prompt_terms"]
 
@@ -94,7 +94,3 @@ class PreparedBm25Lite:
             "prompt_terms": list(self.terms),
             "searchable": bool(self.terms),
         }
-
-
-def make_bm25lite(tokenizer: str | Tokenizer = "lcm") -> Bm25LiteScorer:
-    return Bm25LiteScorer(get_tokenizer(tokenizer))

@@ -21,6 +21,7 @@ from typing import Any
 
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.errors import InputError
+from ctxview.files import Wording, read_text
 from ctxview.jsjson import JS_WHITESPACE, collapse_js_whitespace, utf16_len
 from ctxview.model import MessageRow, Session, TermMatch
 from ctxview.scorers.base import FACTOR_NOTE, ScoreDoc, ScoreResult, TextCache
@@ -353,17 +354,8 @@ def parse_citation_lines(lines: Iterable[str], *, source: str = "citation log", 
 def read_citation_log(path: str | os.PathLike[str], *, strict: bool = False) -> CitationLog:
     """Read a kuro-style JSONL citation log; unreadable files and files with no valid record are InputErrors."""
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8-sig") as handle:
-            lines = handle.read().splitlines()
-    except FileNotFoundError:
-        raise InputError(f"citation log not found: {name}") from None
-    except IsADirectoryError:
-        raise InputError(f"citation log is a directory, not a JSONL file: {name}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"citation log is not UTF-8 text: {name} (byte {exc.start})") from None
-    except OSError as exc:
-        raise InputError(f"cannot read citation log {name}: {exc.strerror or exc}") from None
+    wording = Wording("citation log", directory="{what} is a directory, not a JSONL file: {path}")
+    lines = read_text(name, wording, encoding="utf-8-sig").splitlines()
     log = parse_citation_lines(lines, source=name, strict=strict)
     if log.malformed and not log.cycles:
         raise InputError(

@@ -2,8 +2,9 @@
 
 The picker is always the bottom screen; the inspector is pushed on top of it
 (directly when there is one conversation or ``--conversation`` was given),
-so ``b`` simply pops back.  Bindings carry ids so users can remap them with
-``App.set_keymap``.
+so ``b`` simply pops back.  Every screen's bindings come from the action
+table (``ctxview.tui.actions``) and carry ids, so users can remap them with
+``App.set_keymap``; the help and the palette show the remapped keys.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import App
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 
 from ctxview.model import Params
+from ctxview.tui.actions import active_keymap, bindings
 from ctxview.tui.commands import CtxviewCommands
 from ctxview.tui.screens.help import HelpScreen
 from ctxview.tui.screens.inspector import InspectorScreen
@@ -31,11 +33,7 @@ class CtxviewApp(App[int]):
     CSS_PATH: ClassVar[list[str | Path]] = ["global.tcss", "app.tcss"]
     COMMANDS = App.COMMANDS | {CtxviewCommands}
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
-        Binding("s", "screenshot", "Screenshot", show=False, id="app.screenshot"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app")
 
     def __init__(
         self,
@@ -92,7 +90,7 @@ class CtxviewApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(active_keymap(self)))
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())

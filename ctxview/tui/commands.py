@@ -1,4 +1,8 @@
-"""Command-palette provider: the inspector's actions by name (ctrl+p)."""
+"""Command-palette provider (ctrl+p): the actions of the action table that have a palette name.
+
+The inspector's actions are offered on the inspector, the app's everywhere.
+Each line ends with the action's key as the active keymap has it.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +11,23 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-# (name, help, action on the inspector screen)
-INSPECTOR_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("Toggle prompt-aware eviction", "evict by prompt relevance instead of age (t)", "toggle_prompt_aware"),
-    ("Toggle engine step (live inputs)", "append live inputs and clamp to the budget (l)", "toggle_engine"),
-    ("Switch engine rules 0.15 / 1.0", "run the other lossless-claw line's rules: what an upgrade changes (E)",
-     "switch_rules"),
-    ("Cycle sort order", "ordinal → score → tokens (o)", "cycle_sort"),
-    ("Cycle scorer", "lcm → rarity → roi (c)", "cycle_scorer"),
-    ("Scorer: lcm (reference BM25-lite)", "the default; exactly what the reference engine does", "set_scorer('lcm')"),
-    ("Scorer: rarity", "rarity-weighted exact match with a slug bonus, plus BM25-lite", "set_scorer('rarity')"),
-    ("Scorer: roi (section ROI)", "sections rated from the citation log; waste becomes stubs", "set_scorer('roi')"),
-    ("Toggle tokenizer", "lcm ↔ unicode, for Chinese, Japanese and Korean prompts (u)", "toggle_tokenizer"),
-    ("Show the ROI table", "section-ROI bands, factors and decisions (i)", "roi_view"),
-    ("Jump to tool-pair partner", "from a tool call to its result and back (p)", "jump_partner"),
-    ("Edit the prompt", "focus the prompt input (/)", "focus_prompt"),
-    ("Budget +10 %", "raise the token budget (+)", "budget_step(1)"),
-    ("Budget −10 %", "lower the token budget (-)", "budget_step(-1)"),
-    ("Budget ×2", "double the token budget (>)", "budget_step(1, True)"),
-    ("Budget ÷2", "halve the token budget (<)", "budget_step(-1, True)"),
-    ("Reset budget", "back to the starting budget (0)", "budget_reset"),
-    ("Export assembled context", "native, openai, anthropic, markdown, trace or jsonl; file or clipboard (e)",
-     "export"),
-    ("Reload database", "re-read the session, keep the parameters (r)", "reload"),
-    ("Back to conversations", "the conversation picker (b)", "back"),
-    ("Show or hide detail pane", "on small terminals (d)", "toggle_side"),
-)
+from ctxview.tui.actions import Action, Keymap, actions, active_keymap, key_hint
 
-APP_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("Help: keys and legend", "every key and what the colours mean (?)", "help"),
-    ("Save screenshot", "SVG of the screen in the current directory (s)", "screenshot"),
-)
+
+def palette_line(action: Action, keymap: Keymap) -> tuple[str, str, str]:
+    """(name, help, action) of a palette entry; the help names the key, if the action has one."""
+    key = key_hint(action.id, keymap) if action.keys else ""
+    help_text = f"{action.palette_help} ({key})" if key else action.palette_help
+    return action.palette, help_text, action.action
+
+
+def palette_lines(scope: str, keymap: Keymap) -> tuple[tuple[str, str, str], ...]:
+    return tuple(palette_line(action, keymap) for action in actions(scope) if action.palette)
+
+
+# the palette with the default keys (name, help, action on the inspector screen / the app)
+INSPECTOR_COMMANDS: tuple[tuple[str, str, str], ...] = palette_lines("inspector", {})
+APP_COMMANDS: tuple[tuple[str, str, str], ...] = palette_lines("app", {})
 
 
 class CtxviewCommands(Provider):
@@ -46,12 +36,13 @@ class CtxviewCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         from ctxview.tui.screens.inspector import InspectorScreen
 
+        keymap = active_keymap(self.app)
         found: list[tuple[str, str, Callable[[], object]]] = []
         if isinstance(self.screen, InspectorScreen):
             screen = self.screen
-            for name, help_text, action in INSPECTOR_COMMANDS:
+            for name, help_text, action in palette_lines("inspector", keymap):
                 found.append((name, help_text, partial(screen.run_action, action)))
-        for name, help_text, action in APP_COMMANDS:
+        for name, help_text, action in palette_lines("app", keymap):
             found.append((name, help_text, partial(self.app.run_action, action)))
         return found
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Literal
 
-from ctxview.assembly.decision_list import column
 from ctxview.jsjson import to_plain
-from ctxview.model import KEPT_OUTCOMES, Decision, Trace, format_score, outcome_text
+from ctxview.model import KEPT_OUTCOMES, Decision, Trace, column, format_score, outcome_text
 
 SortMode = Literal["ordinal", "score", "tokens"]
 SORT_MODES: tuple[SortMode, ...] = ("ordinal", "score", "tokens")

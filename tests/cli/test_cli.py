@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,22 @@ def test_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["assemble", str(DEMO), "--live", "{fifo}"], "Live-input file {fifo} is not a regular file (a named pipe)."),
+        (["assemble", str(DEMO), "--params", "{fifo}"], "params file is not a regular file (a named pipe): {fifo}"),
+        (["diff", "{fifo}", str(DEMO)], "A: {fifo} is not a regular file (a named pipe)"),
+        (["diff", str(DEMO), "{fifo}"], "B: {fifo} is not a regular file (a named pipe)"),
+    ],
+)
+def test_a_named_pipe_is_refused_at_once(flags: list[str], message: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "input.json"
+    os.mkfifo(fifo)  # nothing ever writes to it: reading it would wait forever (the run's timeout)
+    out = ctxview(*(flag.format(fifo=fifo) for flag in flags))
+    assert (out.returncode, out.stdout, out.stderr) == (2, "", f"ctxview: error: {message.format(fifo=fifo)}\n")
+
+
 # --- params and live files outside the usual ranges: the engine's reading, and a note on stderr ------
 
 ODD_PARAMS_CASES = {
@@ -183,13 +200,14 @@ def test_a_params_file_the_engine_cannot_take_is_a_one_line_error(tmp_path: Path
 
 
 def test_a_file_value_a_flag_replaces_earns_no_note(tmp_path: Path) -> None:
-    from ctxview.cli import _subcommand_parser, resolve_params_with_notes
+    from ctxview.cli import subcommand_parser
+    from ctxview.cli.common import resolve_params_with_notes
 
     params_file = tmp_path / "params.json"
     params_file.write_text('{"tokenBudget": 0, "freshTailMaxTokens": -1, "liveMessages": [null]}')
     live = tmp_path / "live.json"
     live.write_text('[{"role": "user", "content": "go"}]')
-    parser = _subcommand_parser("assemble")
+    parser = subcommand_parser("assemble")
     args = parser.parse_args([str(DEMO), "--params", str(params_file), "--budget", "5000", "--live", str(live)])
     params, _conversation, notes = resolve_params_with_notes(args)
     assert (params.token_budget, params.fresh_tail_max_tokens) == (5000, None)
@@ -230,7 +248,8 @@ def test_a_default_assemble_loads_neither_the_export_writers_nor_the_opt_in_scor
     code = (
         "import sys; from ctxview.cli import main; "
         f"main(['assemble', {str(DEMO)!r}, '--format', 'json', '--prompt', 'deploy']); "
-        "print(sorted(m for m in ('ctxview.export', 'ctxview.scorers') if m in sys.modules), file=sys.stderr)"
+        "print(sorted(m for m in ('ctxview.export.openai', 'ctxview.export.turns', 'ctxview.scorers') "
+        "if m in sys.modules), file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stderr.strip().splitlines()[-1] == "[]"
@@ -238,7 +257,7 @@ def test_a_default_assemble_loads_neither_the_export_writers_nor_the_opt_in_scor
         "'--format', 'json'", "'--format', 'openai'"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stderr.strip().splitlines()[-1] == "['ctxview.export', 'ctxview.scorers']"
+    assert out.stderr.strip().splitlines()[-1] == "['ctxview.export.openai', 'ctxview.export.turns', 'ctxview.scorers']"
 
 
 def test_database_is_byte_identical_after_every_command(tmp_path: Path) -> None:

@@ -1,8 +1,7 @@
 """``ctxview export``, ``assemble --format F`` and ``ctxview diff`` end to end.
 
-The parsers are built here the way cli.py wires them (selection flags from
-cli.py, export and diff arguments from export_cli); the tests through
-``cli.main`` run once the subcommands are wired.
+The parsers are built from the subcommands' own modules (``ctxview.cli.export``,
+``ctxview.cli.diff``); the tests through ``cli.main`` run the whole command.
 """
 
 from __future__ import annotations
@@ -14,17 +13,18 @@ from pathlib import Path
 import pytest
 
 from ctxview import cli
+from ctxview.cli.diff import add_arguments as add_diff_arguments
+from ctxview.cli.diff import run as run_diff
+from ctxview.cli.export import add_arguments as add_export_arguments
+from ctxview.cli.export import run as cmd_export
 from ctxview.errors import InputError
 from ctxview.export import FORMATS
-from ctxview.export_cli import add_diff_arguments, add_export_arguments, cmd_export, run_diff
 from ctxview.jsjson import js_parse, js_stringify
 from tests.export_support import DEMO_DB, cases_dir, check_anthropic, check_openai, expected
 
 
 def export_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ctxview export")
-    parser.add_argument("db")
-    cli._add_selection_flags(parser)
     add_export_arguments(parser)
     return parser.parse_args(argv)
 
@@ -32,7 +32,6 @@ def export_args(*argv: str) -> argparse.Namespace:
 def diff_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ctxview diff")
     add_diff_arguments(parser)
-    cli._add_selection_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -138,7 +137,7 @@ def test_diff_errors(tmp_path: Path) -> None:
 
 def _wired(name: str) -> None:
     if name not in cli.SUBCOMMANDS:
-        pytest.skip(f"`ctxview {name}` is not wired into cli.py yet")
+        pytest.skip(f"`ctxview {name}` is not wired into the command line yet")
 
 
 def test_main_export_and_overwrite_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,7 +158,7 @@ def test_main_assemble_format_openai(capsys: pytest.CaptureFixture[str]) -> None
     except SystemExit:
         status = 2
     if status == 2:
-        pytest.skip("`assemble --format openai` is not wired into cli.py yet")
+        pytest.skip("`assemble --format openai` is not wired into the command line yet")
     assert status == 0
     check_openai(json.loads(capsys.readouterr().out))
 

@@ -6,10 +6,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from ctxview.model import Params
+from ctxview.samples import DEMO_PARAMS
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.widgets.changes import ChangesLine
-from tests.functional.support import DEMO_PARAMS, settle
+from tests.conftest import settle
 from tests.lcmdb import LcmDbWriter
 
 

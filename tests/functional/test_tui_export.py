@@ -9,26 +9,16 @@ from textual.widgets import Button, Input, OptionList
 
 from ctxview.export import FORMATS, render, suggested_filename
 from ctxview.model import Params
-from ctxview.samples import demo_live_messages
+from ctxview.samples import DEMO_PARAMS, demo_live_messages
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.export import ExportScreen
 from ctxview.tui.screens.inspector import InspectorScreen
-from tests.functional.support import settle
+from tests.conftest import settle
 
-DEMO_PARAMS = Params(
-    token_budget=2000,
-    prompt="helm rollback failed deploy",
-    prompt_aware_eviction=True,
-    fresh_tail_count=8,
-    live_messages=tuple(demo_live_messages()),
-)
+LIVE_PARAMS = replace(DEMO_PARAMS, live_messages=tuple(demo_live_messages()))
 
 
-
-
-
-
-def make_app(db: Path, params: Params = DEMO_PARAMS) -> CtxviewApp:
+def make_app(db: Path, params: Params = LIVE_PARAMS) -> CtxviewApp:
     return CtxviewApp(db, conversation_id=1, params=params, show_timings=False)
 
 
@@ -52,7 +42,7 @@ def messages(app: CtxviewApp) -> list[str]:
 
 
 async def test_writes_each_format_byte_for_byte(demo_db, tmp_path):
-    app = make_app(demo_db, replace(DEMO_PARAMS, scorer="rarity"))
+    app = make_app(demo_db, replace(LIVE_PARAMS, scorer="rarity"))
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(pilot)
         trace = app.screen.trace

@@ -15,6 +15,7 @@ from textual.widgets import Input, Switch
 
 from ctxview.jsjson import js_stringify
 from ctxview.model import KEPT_OUTCOMES, Params, Trace
+from ctxview.samples import DEMO_PARAMS
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.export import ExportScreen
 from ctxview.tui.screens.help import HelpScreen
@@ -23,7 +24,7 @@ from ctxview.tui.screens.picker import PickerScreen
 from ctxview.tui.view import format_score, item_id, outcome_text
 from ctxview.tui.widgets.assembled import AssembledView
 from ctxview.tui.widgets.items_table import ItemsTable
-from tests.functional.support import DEMO_PARAMS, settle
+from tests.conftest import settle
 
 
 def inspector(app: CtxviewApp) -> InspectorScreen:

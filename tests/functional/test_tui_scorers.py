@@ -15,6 +15,7 @@ from rich.console import Console
 from textual.widgets import Select, Static
 
 from ctxview.model import Params, Trace
+from ctxview.samples import DEMO_PARAMS
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.screens.roi import RoiScreen
@@ -22,15 +23,9 @@ from ctxview.tui.view import format_score, item_id, outcome_text
 from ctxview.tui.widgets.budget_bar import BudgetBar
 from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.items_table import ItemsTable
-from tests.functional.support import DEMO_PARAMS, settle
+from tests.conftest import settle
 
 CJK_PROMPT = "部署 デプロイ"
-
-
-
-
-
-
 
 
 def make_app(db: Path, params: Params = DEMO_PARAMS) -> CtxviewApp:

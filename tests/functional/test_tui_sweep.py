@@ -1,43 +1,58 @@
-"""The sweep view (w) and the min-budget column it fills, driven like a user."""
+"""The sweep view (w), the min-budget column it fills, and what it must not change: the trace."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
-from ctxview.model import Params
+from textual.widgets import Input
+
+from ctxview.cli import main as ctxview_main
 from ctxview.pipeline import SessionAssembler
-from ctxview.samples import ensure_demo_db
+from ctxview.samples import DEMO_PARAMS, ensure_demo_db
 from ctxview.store import LcmStore
 from ctxview.sweep import default_budgets, sweep
 from ctxview.tui.app import CtxviewApp
+from ctxview.tui.screens.export import ExportScreen
 from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.screens.sweep import SweepScreen
 from ctxview.tui.widgets.items_table import ItemsTable
 from ctxview.tui.widgets.sweep_plot import SweepPlot
+from tests.conftest import settle, wait_for
 
-PARAMS = Params(token_budget=2000, prompt="helm rollback failed deploy", prompt_aware_eviction=True, fresh_tail_count=8)
+PARAMS = DEMO_PARAMS
 
 
-async def wait_for(pilot, condition, rounds: int = 600) -> None:
-    for _ in range(rounds):
-        await pilot.pause()
-        if condition():
-            return
-    raise AssertionError("condition never held")
+def drawn_min_budgets(table: ItemsTable) -> dict[str, str]:
+    """The min-budget cell of every item row, as drawn (the column right before the reason)."""
+    assert table.trace is not None and table.table_layout is not None
+    width = table.scrollable_content_region.width
+    cells = {}
+    for line, index in enumerate(table.table_layout.lines):
+        if index >= 0:
+            segments = [s.text for s in table.render_row(line, width, False) if s.text != " "]
+            cells[table.trace.decisions[index].key] = segments[-2].strip()
+    return cells
+
+
+async def run_sweep(pilot, app: CtxviewApp) -> None:
+    await pilot.press("w")
+    await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen) and app.screen.result is not None)
 
 
 async def test_sweep_view_fills_the_min_budget_column() -> None:
     with LcmStore(ensure_demo_db()) as store:
         headless = SessionAssembler(store.load_session(1))
     expected = sweep(headless, PARAMS, default_budgets(headless, PARAMS))
+    shown = {key: "never" if budget is None else f"{budget:,}" for key, budget in expected.min_budget.items()}
     app = CtxviewApp(ensure_demo_db(), conversation_id=1, params=PARAMS)
     async with app.run_test(size=(150, 44)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, InspectorScreen) and app.screen.settled)
+        await settle(pilot)
         inspector = app.screen
+        assert isinstance(inspector, InspectorScreen)
         table = inspector.query_one(ItemsTable)
         assert not table.show_min_budget
-        await pilot.press("w")
-        await wait_for(pilot, lambda: isinstance(app.screen, SweepScreen) and app.screen.result is not None)
+        await run_sweep(pilot, app)
         result = app.screen.result
         assert result.budgets == expected.budgets and result.kept_tokens == expected.kept_tokens
         assert result.min_budget == expected.min_budget
@@ -46,17 +61,52 @@ async def test_sweep_view_fills_the_min_budget_column() -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is inspector)
         assert table.show_min_budget
-        assert {d.key: d.min_budget for d in inspector.trace.decisions} == expected.min_budget
+        assert inspector.min_budgets is not None and dict(inspector.min_budgets.by_key) == expected.min_budget
+        assert drawn_min_budgets(table) == shown
         header = "".join(segment.text for segment in table.render_header(150))
         assert "min budget" in header
+        # the view state is the table's; the trace itself is what the assembler returned
+        assert all(d.min_budget is None for d in inspector.trace.decisions)
         # a budget edit keeps the column (the sweep covers every budget) …
         await pilot.press("plus")
-        await wait_for(pilot, lambda: inspector.settled and inspector.trace.params.token_budget == 2200)
+        await settle(pilot)
+        assert inspector.trace.params.token_budget == 2200
         assert table.show_min_budget
-        assert {d.key: d.min_budget for d in inspector.trace.decisions} == expected.min_budget
+        assert drawn_min_budgets(table) == shown
         # … a prompt-aware toggle does not: those min budgets were for other params
         await pilot.press("t")
-        await wait_for(pilot, lambda: inspector.settled and not inspector.trace.params.prompt_aware_eviction)
+        await settle(pilot)
+        assert not inspector.trace.params.prompt_aware_eviction
         assert not table.show_min_budget
-        assert all(d.min_budget is None for d in inspector.trace.decisions)
+        assert "min budget" not in "".join(segment.text for segment in table.render_header(150))
         assert replace(inspector.params, prompt_aware_eviction=True, token_budget=2000) == PARAMS
+
+
+async def test_a_trace_export_after_a_sweep_equals_the_headless_export(tmp_path: Path) -> None:
+    """A view's extra results (the sweep's min budgets) never change what an export contains."""
+    db = ensure_demo_db()
+    headless = tmp_path / "headless.trace.json"
+    assert ctxview_main([
+        "export", str(db), "--conversation", "1", "--budget", str(PARAMS.token_budget),
+        "--prompt", PARAMS.prompt or "", "--prompt-aware", "--fresh-tail-count", str(PARAMS.fresh_tail_count),
+        "--format", "trace", "-o", str(headless),
+    ]) == 0
+    app = CtxviewApp(db, conversation_id=1, params=PARAMS)
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot)
+        await run_sweep(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, InspectorScreen) and app.screen.min_budgets is not None
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        dialog.select_format("trace")
+        await pilot.pause()
+        target = tmp_path / "tui.trace.json"
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, InspectorScreen)
+    assert target.read_bytes() == headless.read_bytes()

@@ -14,10 +14,10 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from tests.conftest import settle as settle  # the safety tests wait as every Pilot test does
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "sample_sessions" / "demo.db"
@@ -116,22 +116,3 @@ def read_only_command(folder: Path, argv: list[str]) -> list[str] | None:
         folder.chmod(0o555)
         return argv
     return None
-
-
-async def settle(pilot: Any, timeout: float = 30.0) -> None:
-    """Wait until no worker (but the --watch poll) runs and the inspector shows its current params."""
-    from textual.worker import WorkerState
-
-    from ctxview.tui.screens.inspector import InspectorScreen
-
-    app = pilot.app
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.01)
-        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers if w.group != "watch")
-        screen = app.screen
-        ready = not isinstance(screen, InspectorScreen) or screen.settled or screen.load_error is not None
-        if not busy and ready:
-            return
-    raise AssertionError("the app did not settle")

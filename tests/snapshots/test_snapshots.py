@@ -11,20 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.worker import WorkerState
 
 from ctxview.model import Params
-from ctxview.samples import build_sample, demo_live_messages
+from ctxview.samples import DEMO_PARAMS, build_sample, demo_live_messages
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens.inspector import InspectorScreen
+from tests.conftest import settle
 
-DEMO_PARAMS = Params(
-    token_budget=2000,
-    prompt="helm rollback failed deploy",
-    prompt_aware_eviction=True,
-    fresh_tail_count=8,
-    live_messages=tuple(demo_live_messages()),
-)
+LIVE_PARAMS = replace(DEMO_PARAMS, live_messages=tuple(demo_live_messages()))
 
 
 @pytest.fixture
@@ -34,28 +27,18 @@ def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def make_app(conversation_id: int | None = 1, params: Params = DEMO_PARAMS) -> CtxviewApp:
+def make_app(conversation_id: int | None = 1, params: Params = LIVE_PARAMS) -> CtxviewApp:
     return CtxviewApp(Path("demo.db"), conversation_id=conversation_id, params=params, show_timings=False)
 
 
 def settled(*keys: str):
-    """A run_before that presses keys, waiting for every worker after each."""
+    """A run_before that presses keys, letting the app settle after each."""
 
     async def run_before(pilot) -> None:
-        async def settle() -> None:
-            for _ in range(400):
-                await pilot.app.workers.wait_for_complete()
-                await pilot.pause()
-                screen = pilot.app.screen
-                busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers)
-                if not busy and (not isinstance(screen, InspectorScreen) or screen.settled):
-                    return
-            raise AssertionError("did not settle")
-
-        await settle()
+        await settle(pilot)
         for key in keys:
             await pilot.press(key)
-            await settle()
+            await settle(pilot)
 
     return run_before
 
@@ -78,7 +61,7 @@ def test_inspector_compact_80x24(snap_compare, demo_dir):
 
 
 def test_inspector_engine_off_chronological(snap_compare, demo_dir):
-    params = replace(DEMO_PARAMS, prompt_aware_eviction=False, engine=False)
+    params = replace(LIVE_PARAMS, prompt_aware_eviction=False, engine=False)
     assert snap_compare(make_app(params=params), terminal_size=(160, 48), run_before=settled("G"))
 
 
@@ -89,7 +72,7 @@ def test_inspector_rarity_scorer(snap_compare, demo_dir):
 
 def test_roi_view(snap_compare, demo_dir):
     """i on the section-ROI scorer: one row per section, bands coloured."""
-    assert snap_compare(make_app(params=replace(DEMO_PARAMS, scorer="roi")), terminal_size=(160, 48),
+    assert snap_compare(make_app(params=replace(LIVE_PARAMS, scorer="roi")), terminal_size=(160, 48),
                         run_before=settled("i"))
 
 

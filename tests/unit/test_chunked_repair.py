@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly.chunked_repair import ChunkPlan
+from ctxview.assembly.incremental.chunked_repair import ChunkPlan
 from ctxview.assembly.postprocess import FRESH, clean_selected
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed

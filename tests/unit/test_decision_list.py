@@ -1,4 +1,4 @@
-"""DecisionList: a lazy sequence that behaves like the list of decisions it stands for."""
+"""LazyDecisionList: a lazy sequence that behaves like the list of decisions it stands for."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from ctxview.assembly.decision_list import CHUNK, DecisionList, column, index_of
-from ctxview.model import Decision
+from ctxview.assembly.incremental.decision_list import CHUNK, LazyDecisionList
+from ctxview.model import Decision, column, index_of
 
 
 def decision(i: int, *, live: bool = False) -> Decision:
@@ -34,13 +34,13 @@ def decision(i: int, *, live: bool = False) -> Decision:
     )
 
 
-def make(count: int, calls: list[tuple[int, int]] | None = None) -> DecisionList:
+def make(count: int, calls: list[tuple[int, int]] | None = None) -> LazyDecisionList:
     def build(start: int, stop: int) -> list[Decision]:
         if calls is not None:
             calls.append((start, stop))
         return [decision(i) for i in range(start, stop)]
 
-    return DecisionList(
+    return LazyDecisionList(
         count,
         build,
         columns={"outcome": lambda: ["evicted"] * count, "key": lambda: [f"o:{i}" for i in range(count)]},

@@ -5,27 +5,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ctxview import export
 from ctxview.errors import InputError
-from ctxview.export import (
-    FORMATS,
-    MISSING_RESULT_TEXT,
-    convert_anthropic,
-    convert_openai,
-    messages_sha256,
-    render,
-    to_jsonl,
-    to_markdown,
-    to_native,
-    trace_document,
-    write_export,
-)
+from ctxview.export import FORMATS, render, write_export
+from ctxview.export.anthropic import convert_anthropic
+from ctxview.export.jsontext import pretty_js
+from ctxview.export.markdown import to_markdown
+from ctxview.export.native import messages_sha256, to_jsonl, to_native
+from ctxview.export.openai import convert_openai
+from ctxview.export.trace import trace_document
+from ctxview.export.turns import CALL_TYPES, MISSING_RESULT_TEXT
 from ctxview.jsjson import JSNumber, js_parse, js_stringify
-from ctxview.model import Params
+from ctxview.samples import DEMO_PARAMS
 from tests.export_support import (
     DEMO_DB,
     DEMO_LIVE,
@@ -502,7 +497,7 @@ def test_every_parity_case_converts_to_valid_requests(case: str) -> None:
         for m in messages
         if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), list)
         for b in m["content"]
-        if isinstance(b, dict) and b.get("type") in export.CALL_TYPES
+        if isinstance(b, dict) and b.get("type") in CALL_TYPES
     )
     assert sum(1 for m in out if m["role"] == "tool") == calls
     assert sum(len(m.get("tool_calls", [])) for m in out) == calls
@@ -672,13 +667,7 @@ def test_every_format_on_the_demo_sample() -> None:
         from ctxview.livefile import load_live_messages
 
         live = tuple(load_live_messages(str(DEMO_LIVE)))
-    params = Params(
-        token_budget=2000,
-        prompt="helm rollback failed deploy",
-        prompt_aware_eviction=True,
-        fresh_tail_count=8,
-        live_messages=live,
-    )
+    params = replace(DEMO_PARAMS, live_messages=live)
     with LcmStore(DEMO_DB) as store:
         session = store.load_session(None)
     trace = SessionAssembler(session).run(params)
@@ -723,7 +712,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pyte
     def fail(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(export.os, "fsync", fail)
+    monkeypatch.setattr(os, "fsync", fail)
     with pytest.raises(InputError, match=r"cannot write .*new\.json: No space left on device"):
         write_export("x" * 100_000, target)
     with pytest.raises(InputError, match="No space left on device"):
@@ -741,8 +730,8 @@ def test_write_export_errors_name_the_problem(tmp_path: Path) -> None:
 
 def test_pretty_js_keeps_javascript_number_text_and_escapes_lone_surrogates() -> None:
     value = {"n": [1, 2.5, JSNumber(1e21, "1e+21")], "s": "x\ud800y", "e": {}, "l": [], "t": (1,)}
-    assert export.pretty_js(value) == (
+    assert pretty_js(value) == (
         '{\n  "n": [\n    1,\n    2.5,\n    1e+21\n  ],\n  "s": "x\\ud800y",\n'
         '  "e": {},\n  "l": [],\n  "t": [\n    1\n  ]\n}'
     )
-    assert export.pretty_js({"score": float("nan")}) == '{\n  "score": null\n}'  # as JSON.stringify writes NaN
+    assert pretty_js({"score": float("nan")}) == '{\n  "score": null\n}'  # as JSON.stringify writes NaN

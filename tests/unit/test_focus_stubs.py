@@ -69,12 +69,13 @@ def test_focus_brief_replaces_covered_summaries(focus_db: Path) -> None:
     assert (covered.outcome, covered.selected, covered.output_index) == ("replaced-by-focus", False, None)
     assert covered.reason == "replaced by focus brief focus_1 (its sources end at seq 1 ≤ 1)"
     assert result.message_keys[0] == "f:0"
-    assert [t["kind"] for t in result.trace_items] == ["focus", "summary", "message", "message"]
-    assert [(t["segment"], t["selected"]) for t in result.trace_items] == [
+    items = [d for d in result.decisions if d.outcome != "replaced-by-focus"]  # the items assembled
+    assert [d.kind for d in items] == ["focus", "summary", "message", "message"]
+    assert [(d.segment, d.selected) for d in items] == [
         ("focus", False),
         ("evictable", True),
-        ("freshTail", True),
-        ("freshTail", True),
+        ("fresh-tail", True),
+        ("fresh-tail", True),
     ]
 
 

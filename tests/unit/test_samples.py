@@ -413,12 +413,12 @@ def test_demo_assembles_with_some_items_evicted(demo_db: Path) -> None:
             timezone="UTC",
         )
         assert result.selection_mode == "prompt-aware"
-        kept = [t for t in result.trace_items if t["selected"]]
-        evicted = [t for t in result.trace_items if not t["selected"]]
+        kept = [d for d in result.decisions if d.selected]
+        evicted = [d for d in result.decisions if not d.selected]
         assert kept and evicted
         assert result.estimated_tokens <= 2000
-        scored = [t for t in result.trace_items if t["score"]]
-        tops[prompt] = max(scored, key=lambda t: (t["score"], t["ordinal"]))["ordinal"]
+        scored = [d for d in result.decisions if d.score]
+        tops[prompt] = max(scored, key=lambda d: (d.score, d.ordinal)).ordinal
     assert len(set(tops.values())) == 3  # each prompt ranks a different item first
 
 

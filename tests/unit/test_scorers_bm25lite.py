@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.model import TermMatch
 from ctxview.scorers import run_scoring, score_items
-from ctxview.scorers.base import ScoreDoc, ScoreResult, chronological_keep, greedy_keep, rank_order, select_ranked
+from ctxview.scorers.base import ScoreDoc, ScoreResult, rank_order
 from ctxview.scorers.bm25lite import bm25_score
 from ctxview.scorers.tokenize import UNICODE
+from tests.scorer_selection import select_ranked
 
 
 def _doc(key: str, text: str, pool: int | None, tokens: int | None = None) -> ScoreDoc:
@@ -108,11 +109,9 @@ def test_e6_greedy_skips_and_continues_chronological_stops() -> None:
     tokens = [6, 6, 4]
     results = _results(0.5, 0.4, 0.1)
     assert rank_order(results) == [0, 1, 2]
-    assert greedy_keep(tokens, rank_order(results), 10) == [0, 2]  # A and C, output A, C
-    assert chronological_keep(tokens, 10) == [1, 2]  # C, then B (4 + 6 = 10), stop at A
     docs = [_doc(k, "x", i, t) for i, (k, t) in enumerate(zip(["A", "B", "C"], tokens, strict=True))]
-    assert select_ranked(docs, results, 10, ranks=True) == ("prompt-aware", ["A", "C"])
-    assert select_ranked(docs, results, 10, ranks=False) == ("chronological", ["B", "C"])
+    assert select_ranked(docs, results, 10, ranks=True) == ("prompt-aware", ["A", "C"])  # A and C, output A, C
+    assert select_ranked(docs, results, 10, ranks=False) == ("chronological", ["B", "C"])  # C, B (4 + 6), stop at A
     assert select_ranked(docs, results, 16, ranks=True) == ("full-fit", ["A", "B", "C"])
 
 

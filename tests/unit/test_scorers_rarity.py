@@ -7,7 +7,7 @@ import pytest
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.errors import InputError
 from ctxview.scorers import run_scoring, score_items
-from ctxview.scorers.base import ScoreDoc, ScoreResult, rank_order, select_ranked
+from ctxview.scorers.base import ScoreDoc, ScoreResult, rank_order
 from ctxview.scorers.rarity import (
     STOPWORDS,
     IgnoredWord,
@@ -24,6 +24,7 @@ from ctxview.scorers.rarity import (
     slug_names_term,
     uri_slug,
 )
+from tests.scorer_selection import select_ranked
 
 
 def _doc(key: str, text: str, pool: int | None, **kw: object) -> ScoreDoc:

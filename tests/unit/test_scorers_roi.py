@@ -15,7 +15,7 @@ from ctxview.errors import InputError
 from ctxview.jsjson import JS_WHITESPACE
 from ctxview.model import MessageRow, PartRow
 from ctxview.scorers import run_scoring, score_items
-from ctxview.scorers.base import ScoreDoc, select_ranked
+from ctxview.scorers.base import ScoreDoc
 from ctxview.scorers.roi import (
     KURO_PROTECTED,
     CitationLog,
@@ -35,6 +35,7 @@ from ctxview.scorers.roi import (
     stub_line,
     stub_tagged_text,
 )
+from tests.scorer_selection import select_ranked
 
 
 def _doc(key: str, text: str, pool: int | None, **kw: object) -> ScoreDoc:

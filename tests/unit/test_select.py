@@ -6,7 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxview.assembly.resolve import ResolvedItem
-from ctxview.assembly.select import GreedyOrder, select_evictable
+from ctxview.assembly.select import (
+    GreedyOrder,
+    SelectionOrder,
+    prompt_aware_order,
+    prompt_aware_order_sparse,
+    select_evictable,
+)
 
 
 def items(*tokens: int) -> list[ResolvedItem]:
@@ -64,8 +70,46 @@ def test_prepared_walk_matches_the_plain_greedy_walk(tokens: list[int], data: st
             if accum + tokens[index] <= remaining:
                 kept.append(index)
                 accum += tokens[index]
+        assert greedy.kept_tokens(remaining) == accum == greedy.walk(remaining)[1]
         if sum(tokens) <= remaining:
             assert sel.mode == "full-fit" and sel.kept == list(range(len(tokens)))
             continue
         assert (sel.mode, sel.kept, sel.kept_tokens) == ("prompt-aware", sorted(kept), accum)
         assert list(sel.rank) == rank and list(sel.left_before) == left
+
+
+def test_prompt_aware_order_is_score_descending_newer_first() -> None:
+    assert prompt_aware_order([0.5, 0.9, 0.5, 0.0, 0.1]) == [1, 2, 0, 4, 3]
+    assert prompt_aware_order([]) == []
+    assert prompt_aware_order_sparse({1: 0.9, 0: 0.5, 2: 0.5, 4: 0.1}, 5) == [1, 2, 0, 4, 3]
+    assert prompt_aware_order_sparse({}, 3) == [2, 1, 0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(scores=st.lists(st.one_of(st.just(0.0), st.sampled_from([0.1, 0.25, 0.5, 1.0]), st.floats(0, 1)), max_size=25))
+def test_the_sparse_order_is_the_prompt_aware_order(scores: list[float]) -> None:
+    positive = {i: s for i, s in enumerate(scores) if s > 0}
+    assert prompt_aware_order_sparse(positive, len(scores)) == prompt_aware_order(scores)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tokens=st.lists(st.integers(0, 40), max_size=25),
+    ranked=st.booleans(),
+    data=st.data(),
+)
+def test_the_replayed_order_keeps_what_the_selection_keeps(
+    tokens: list[int], ranked: bool, data: st.DataObject
+) -> None:
+    evictable = items(*tokens)
+    scores = data.draw(st.lists(st.floats(0, 1), min_size=len(tokens), max_size=len(tokens))) if ranked else None
+    run = select_evictable(evictable, 0, scores=scores)  # the sweep asks at the smallest budget (eviction)
+    order = SelectionOrder.of(evictable, run)
+    assert order.mode == run.mode and order.total == sum(tokens)
+    if run.mode == "prompt-aware":
+        assert order.keys == [evictable[i].key for i in prompt_aware_order(scores or [])]
+    else:
+        assert order.keys == [evictable[i].key for i in reversed(range(len(tokens)))]
+    assert order.tokens == [tokens[int(key[2:])] for key in order.keys]
+    for remaining in data.draw(st.lists(st.integers(0, sum(tokens) + 5), min_size=1, max_size=6)):
+        assert order.kept_tokens(remaining) == select_evictable(evictable, remaining, scores=scores).kept_tokens

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxview.cli import _add_selection_flags
+from ctxview.cli import sweep as sweep_command
 from ctxview.model import KEPT_OUTCOMES, Params
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample, ensure_demo_db
 from ctxview.store import LcmStore
 from ctxview.sweep import _Plan, default_budgets, spaced, sweep, text_chart
-from ctxview.sweep_cli import add_sweep_arguments, run_sweep
 
 
 @pytest.fixture(scope="module")
@@ -100,19 +99,17 @@ def test_chronological_pass_is_monotone_and_prompt_aware_is_not(medium: SessionA
 
 def test_text_chart_and_json_from_the_cli(demo: SessionAssembler, capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("db")
-    _add_selection_flags(parser)
-    add_sweep_arguments(parser)
+    sweep_command.add_arguments(parser)
     db = str(ensure_demo_db())
     args = parser.parse_args([db, "--prompt", "helm rollback", "--prompt-aware", "--points", "12", "--runs", "4",
                               "--items", "3", "--fresh-tail-count", "8"])
-    assert run_sweep(args) == 0
+    assert sweep_command.run(args) == 0
     text = capsys.readouterr().out
     assert text.startswith("tokens kept by the budget pass (█) vs the budget (·)")
     assert "(exact runs)" in text and "min budget" in text and "kept from" in text
     args = parser.parse_args([db, "--prompt", "helm rollback", "--prompt-aware", "--points", "12", "--runs", "0",
                               "--format", "json", "--fresh-tail-count", "8"])
-    assert run_sweep(args) == 0
+    assert sweep_command.run(args) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["exactRuns"] == len(doc["budgets"]) == 12
     trace = demo.run(replace(Params(prompt="helm rollback", prompt_aware_eviction=True, fresh_tail_count=8),
@@ -133,5 +130,5 @@ def test_headless_sweep_does_not_import_textual() -> None:
     import subprocess
     import sys
 
-    code = "import sys, ctxview.sweep, ctxview.sweep_cli; sys.exit('textual' in sys.modules)"
+    code = "import sys, ctxview.sweep, ctxview.cli.sweep; sys.exit('textual' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False, cwd=Path(__file__).parents[2]).returncode == 0

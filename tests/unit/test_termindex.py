@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxview.assembly.incremental.termindex import IndexedScores, TermIndex
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.scoring import prompt_terms, score_item
-from ctxview.assembly.termindex import IndexedScores, TermIndex
 
 VOCAB = ["db", "database", "migration", "rollback", "helm", "a", "the", "x1", "99", "Deploy", "日本語", "-", " ", "\n"]
 

@@ -174,6 +174,9 @@ def test_view_logic_does_not_import_textual():
     import subprocess
     import sys
 
-    code = "import sys, ctxview.tui, ctxview.tui.view; print('textual' in sys.modules)"
+    code = (
+        "import sys, ctxview.tui, ctxview.tui.view, ctxview.tui.state, ctxview.tui.columns, ctxview.tui.scoring_view; "
+        "print('textual' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly import assembler as assembler_module
 from ctxview.assembly import diagnostics, tool_pairs
-from ctxview.assembly.decision_list import CHUNK, DecisionList
+from ctxview.assembly.incremental import message_json
+from ctxview.assembly.incremental.decision_list import CHUNK, LazyDecisionList
 from ctxview.jsjson import js_stringify
 from ctxview.model import Params, Trace
 from ctxview.params_io import build_params, default_params, read_params_file
@@ -68,8 +68,7 @@ def subject(name: str, tmp_path_factory: pytest.TempPathFactory) -> _Subject:
 def cold_run(path: Path, params: Params) -> Trace:
     tool_pairs._FACTS.clear()
     tool_pairs._ALONE.clear()
-    assembler_module._JSON.clear()
-    assembler_module._H16_ALONE.clear()
+    message_json.clear()
     diagnostics._STATIC.clear()
     return SessionAssembler(_load(path)).run(params)
 
@@ -86,7 +85,7 @@ def assert_same(warm: Trace, cold: Trace) -> None:
 
 def assert_columns(trace: Trace) -> None:
     decisions = trace.decisions
-    assert isinstance(decisions, DecisionList)
+    assert isinstance(decisions, LazyDecisionList)
     for name in COLUMNS:
         assert decisions.column(name) == [getattr(d, name) for d in decisions], name
 
@@ -154,7 +153,7 @@ def test_lazy_trace_builds_only_what_is_read(tmp_path_factory: pytest.TempPathFa
     subj = subject("medium", tmp_path_factory)
     trace = subj.warm.run(Params(token_budget=subj.total // 4, prompt="database", prompt_aware_eviction=True))
     decisions = trace.decisions
-    assert isinstance(decisions, DecisionList)
+    assert isinstance(decisions, LazyDecisionList)
     assert decisions.built == 0  # the run itself built no Decision
     decisions.column("outcome")
     decisions.column("score")

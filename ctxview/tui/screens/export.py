@@ -1,6 +1,6 @@
 """``e``: the export dialog — a format, a path, write it or copy it to the clipboard.
 
-The formats are ``ctxview.export.FORMATS`` with their descriptions; the text
+The formats are the ``ctxview.export.formats`` table with their descriptions; the text
 is ``export.render(trace, fmt)``, byte for byte what ``ctxview export``
 writes for the same run.  The path starts as ``suggested_filename`` for the
 format and follows the format until the user edits it.  Writing goes through
@@ -19,15 +19,16 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ctxview.errors import CtxviewError
-from ctxview.export import FORMAT_DESCRIPTIONS, FORMATS, render, suggested_filename, write_export
+from ctxview.export import FORMATS, format_named, render, suggested_filename, write_export
 from ctxview.model import Trace
+from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.scoring_view import run_label
 
 CLIPBOARD_NOTE = (
@@ -44,19 +45,14 @@ def export_bytes(text: str) -> bytes:
 def format_option(fmt: str) -> Option:
     prompt = Text()
     prompt.append(f"{fmt:<10}", style="bold")
-    prompt.append(FORMAT_DESCRIPTIONS.get(fmt, ""), style="dim")
+    prompt.append(format_named(fmt).description, style="dim")
     return Option(prompt, id=fmt)
 
 
 class ExportScreen(ModalScreen[Path | None]):
     """Choose a format and a file, then write it (or copy the text to the clipboard)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="export.cancel"),
-        Binding("up", "move_format(-1)", "Previous format", show=False, id="export.format_up"),
-        Binding("down", "move_format(1)", "Next format", show=False, id="export.format_down"),
-        Binding("ctrl+y", "copy", "Copy to clipboard", id="export.copy"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("export")
 
     DEFAULT_CSS = """
     ExportScreen {
@@ -102,7 +98,10 @@ class ExportScreen(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "export the assembled context"
-            box.border_subtitle = "↑↓ format · enter write · ctrl+y copy · escape cancel"
+            up, down, copy, cancel = (
+                app_key(self.app, f"export.{name}") for name in ("format_up", "format_down", "copy", "cancel")
+            )
+            box.border_subtitle = f"{up}{down} format · enter write · {copy} copy · {cancel} cancel"
             yield Static(self._summary(), id="export-summary")
             yield Label("format")
             yield OptionList(*(format_option(fmt) for fmt in FORMATS), id="export-format")

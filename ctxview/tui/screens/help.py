@@ -1,86 +1,148 @@
-"""``?``: every key, what the colours and separator lines mean."""
+"""``?``: every key, what the colours and separator lines mean.
+
+The keys and their words come from the action table (``ctxview.tui.actions``)
+and the keymap the app runs with, so a remapped key shows as remapped; this
+module only arranges them into sections.  ``KEYS`` is the help for the
+default keys.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+from ctxview.tui.actions import ACTION_BY_ID, Keymap, bindings, key_hint, key_list
+
+
+@dataclass(frozen=True, slots=True)
+class HelpLine:
+    """One line of the help: the keys of some actions and the words of the first (or keys Textual owns)."""
+
+    ids: tuple[str, ...] = ()  # actions of the table
+    keys: str = ""  # how the keys are written while none of ``ids`` is remapped ("": each id's keys, " / ")
+    also: str = ""  # a key outside the table that does the same (enter in a field)
+    text: str = ""  # the words of a line that is not about an action of the table
+
+    def render(self, keymap: Keymap) -> tuple[str, str]:
+        if not self.ids:
+            return self.keys, self.text
+        if self.keys and not any(action_id in keymap for action_id in self.ids):
+            keys = self.keys
+        else:
+            keys = " / ".join(key for action_id in self.ids for key in key_list(action_id, keymap))
+        if self.also:
+            keys = f"{keys} / {self.also}"
+        return keys, ACTION_BY_ID[self.ids[0]].help
+
+
+def line(*ids: str, keys: str = "", also: str = "") -> HelpLine:
+    return HelpLine(ids, keys, also)
+
+
+def textual_keys(keys: str, text: str) -> HelpLine:
+    """Keys the app does not declare (Textual's own, or a field's enter): they cannot be remapped."""
+    return HelpLine(keys=keys, text=text)
+
+
+# (title, the action whose key the title names, lines)
+SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
     (
         "Anywhere",
+        None,
         (
-            ("?", "this help"),
-            ("q", "quit"),
-            ("s", "save a screenshot (SVG) in the current directory"),
-            ("ctrl+p", "command palette: every action by name"),
-            ("tab / shift+tab", "move between the panes and controls"),
+            line("app.help"),
+            line("app.quit"),
+            line("app.screenshot"),
+            textual_keys("ctrl+p", "command palette: every action by name"),
+            textual_keys("tab / shift+tab", "move between the panes and controls"),
         ),
     ),
     (
         "Conversation picker",
+        None,
         (
-            ("enter", "open the conversation under the cursor (or click it)"),
-            ("j / k, ↑ / ↓", "move"),
-            ("r", "re-read the database"),
+            line("picker.open"),
+            line("picker.down", "picker.up", keys="j / k, ↑ / ↓"),
+            line("picker.reload"),
         ),
     ),
     (
         "Inspector — editing",
+        None,
         (
-            ("/", "type the prompt (the table follows as you type)"),
-            ("escape / enter", "back to the items table"),
-            ("+ / -", "token budget ±10 %"),
-            ("> / <", "token budget ×2 / ÷2 (big steps; terminals do not send shift with + reliably)"),
-            ("0", "reset the budget to the one the inspector opened with"),
-            ("t", "prompt-aware eviction on/off"),
-            ("l", "engine step (live inputs, serialized clamp) on/off"),
-            ("E", "engine rules: lossless-claw 0.15 ↔ 1.0 (what changes after an upgrade)"),
-            ("c", "cycle the scorer: lcm → rarity → roi (or pick one in the scorer selector)"),
-            ("u", "tokenizer lcm ↔ unicode (unicode finds Chinese, Japanese and Korean terms)"),
+            line("inspector.focus_prompt"),
+            line("inspector.focus_table", also="enter"),
+            line("inspector.budget_up", "inspector.budget_down"),
+            line("inspector.budget_double", "inspector.budget_half"),
+            line("inspector.budget_reset"),
+            line("inspector.toggle_prompt_aware"),
+            line("inspector.toggle_engine"),
+            line("inspector.switch_rules"),
+            line("inspector.cycle_scorer"),
+            line("inspector.toggle_tokenizer"),
         ),
     ),
     (
         "Inspector — reading",
+        None,
         (
-            ("j / k, ↑ / ↓", "move in the items table (or the assembled context)"),
-            ("pgup / pgdn", "page"),
-            ("g / G, home / end", "first / last row"),
-            ("click", "select a row"),
-            ("o", "cycle the sort: ordinal → score → tokens"),
-            ("p", "jump to the tool-pair partner (tool call ↔ tool result)"),
-            ("d", "show / hide the detail and assembled panes on a small terminal"),
-            ("i", "the section-ROI table: every section's band, factors, citations and decision"),
-            ("w", "budget sweep: tokens kept vs budget; fills the items table's min-budget column"),
-            ("e", "export dialog: a format, a file, or the clipboard"),
-            ("r", "re-read the session from the database (keeps the parameters)"),
-            ("b / backspace", "back to the conversation picker"),
+            line("list.down", "list.up", keys="j / k, ↑ / ↓"),
+            line("list.page_up", "list.page_down"),
+            line("list.first", "list.last", keys="g / G, home / end"),
+            textual_keys("click", "select a row"),
+            line("inspector.cycle_sort"),
+            line("inspector.jump_partner"),
+            line("inspector.toggle_side"),
+            line("inspector.roi_view"),
+            line("inspector.sweep"),
+            line("inspector.export"),
+            line("inspector.reload"),
+            line("inspector.back"),
         ),
     ),
     (
-        "ROI view (i)",
+        "ROI view",
+        "inspector.roi_view",
         (
-            ("c", "scorer off: switch to roi; on: cycle to the next scorer"),
-            ("u", "tokenizer lcm ↔ unicode"),
-            ("escape / i", "close"),
+            line("roi.switch_scorer"),
+            line("roi.toggle_tokenizer"),
+            line("roi.close"),
         ),
     ),
     (
-        "Export dialog (e)",
+        "Export dialog",
+        "inspector.export",
         (
-            ("↑ / ↓", "choose the format: native, openai, anthropic, markdown, trace, jsonl"),
-            ("enter", "write the file (asks before replacing an existing one)"),
-            ("ctrl+y", "copy the export to the clipboard (OSC 52: only where the terminal supports it)"),
-            ("escape", "cancel"),
+            line("export.format_up", "export.format_down"),
+            textual_keys("enter", "write the file (asks before replacing an existing one)"),
+            line("export.copy"),
+            line("export.cancel"),
         ),
     ),
 )
+
+HelpSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+
+def help_sections(keymap: Keymap) -> HelpSections:
+    """Each section's title and its (keys, what they do) lines, with the keys of ``keymap``."""
+    sections = []
+    for title, named, lines in SECTIONS:
+        if named is not None:
+            title = f"{title} ({key_hint(named, keymap)})"
+        sections.append((title, tuple(help_line.render(keymap) for help_line in lines)))
+    return tuple(sections)
+
+
+KEYS: HelpSections = help_sections({})  # the help with the default keys
 
 LEGEND: tuple[tuple[str, str, str], ...] = (
     ("kept", "green", "evictable item chosen by the budget pass"),
@@ -114,11 +176,11 @@ SEPARATORS = (
 )
 
 
-def help_renderable() -> Table:
+def help_renderable(keymap: Keymap | None = None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
-    for title, keys in KEYS:
+    for title, keys in help_sections(keymap or {}):
         grid.add_row(Text(title, style="bold underline"), "")
         for key, what in keys:
             grid.add_row(Text(key, style="bold cyan"), Text(what))
@@ -140,9 +202,7 @@ def help_renderable() -> Table:
 class HelpScreen(ModalScreen[None]):
     """Every key of ctxview, and how to read the table."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close", id="help.close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("help")
 
     DEFAULT_CSS = """
     HelpScreen {
@@ -158,8 +218,12 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, keymap: Keymap | None = None) -> None:
+        super().__init__()
+        self.keymap: Keymap = dict(keymap or {})  # the app's, when it was opened
+
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "ctxview — keys"
-            scroll.border_subtitle = "escape closes"
-            yield Static(help_renderable())
+            scroll.border_subtitle = f"{key_hint('help.close', self.keymap)} closes"
+            yield Static(help_renderable(self.keymap))

@@ -7,6 +7,13 @@ place.  The session is read in a thread worker that opens its own store.
 With ``watch`` an interval timer polls the database (``ctxview.watch``) in a
 thread and re-reads the session when another process committed, keeping the
 params and the selected item.
+
+State flows one way.  The screen owns it as reactives: ``params`` (what the
+next run uses), ``assembly`` (the run on screen: trace, table layout, diff),
+``selection`` (the item under the cursor), ``min_budgets`` (the last budget
+sweep) and ``roi`` (the section-ROI table of the trace).  Its widgets are
+bound to them (``data_bind``) and redraw themselves; the sub-screens it
+opens get what they show and hand results back through ``dismiss``.
 """
 
 from __future__ import annotations
@@ -14,28 +21,32 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
-from textual.signal import Signal
 from textual.widgets import Footer, Header, Input, Static
 
 from ctxview.errors import CtxviewError
 from ctxview.model import Params, Session, Trace
+from ctxview.tui.actions import app_key, bindings
+from ctxview.tui.scoring_view import RoiTable, roi_table
+from ctxview.tui.state import Assembly, MinBudgets, Selection
 from ctxview.tui.view import (
     SORT_MODES,
     OutcomeDiff,
     SortMode,
-    TableLayout,
     clean_inline,
     diff_outcomes,
     item_id,
@@ -60,63 +71,34 @@ COMPACT_WIDTH = 120
 COMPACT_HEIGHT = 30
 
 
-@dataclass(slots=True)
-class Assembly:
-    """One finished run, with what the views need precomputed off the UI thread."""
-
-    trace: Trace
-    layout: TableLayout
-    diff: OutcomeDiff
-    elapsed: float
-
-
 class InspectorScreen(Screen[None]):
     """The main screen for one conversation."""
 
     DEBOUNCE: ClassVar[float] = 0.1
     AUTO_FOCUS = "ItemsTable"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "focus_prompt", "Prompt", id="inspector.focus_prompt"),
-        Binding("escape", "focus_table", "Table", show=False, id="inspector.focus_table"),
-        Binding("plus,equals_sign", "budget_step(1)", "Budget +10%", key_display="+", id="inspector.budget_up"),
-        Binding("minus,underscore", "budget_step(-1)", "−10%", key_display="-", id="inspector.budget_down"),
-        Binding("greater_than_sign", "budget_step(1, True)", "Budget ×2", show=False, id="inspector.budget_double"),
-        Binding("less_than_sign", "budget_step(-1, True)", "Budget ÷2", show=False, id="inspector.budget_half"),
-        Binding("0", "budget_reset", "Reset budget", show=False, id="inspector.budget_reset"),
-        Binding("t", "toggle_prompt_aware", "Prompt-aware", id="inspector.toggle_prompt_aware"),
-        Binding("l", "toggle_engine", "Live", id="inspector.toggle_engine"),
-        Binding("E", "switch_rules", "Rules 0.15/1.0", show=False, id="inspector.switch_rules"),
-        Binding("o", "cycle_sort", "Sort", id="inspector.cycle_sort"),
-        Binding("c", "cycle_scorer", "Scorer", id="inspector.cycle_scorer"),
-        Binding("u", "toggle_tokenizer", "Tokenizer", show=False, id="inspector.toggle_tokenizer"),
-        Binding("i", "roi_view", "ROI", id="inspector.roi_view"),
-        Binding("w", "sweep", "Sweep", show=False, id="inspector.sweep"),
-        Binding("p", "jump_partner", "Partner", id="inspector.jump_partner"),
-        Binding("d", "toggle_side", "Detail", id="inspector.toggle_side"),
-        Binding("e", "export", "Export", id="inspector.export"),
-        Binding("r", "reload", "Reload", id="inspector.reload"),
-        Binding("b,backspace", "back", "Back", id="inspector.back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("inspector")
+
+    # the state the views bind to (``var``: setting one repaints only the widgets that use it)
+    params: var[Params] = var(Params(), init=False)
+    assembly: var[Assembly | None] = var(None, init=False)
+    selection: var[Selection | None] = var(None, init=False)
+    min_budgets: var[MinBudgets | None] = var(None, init=False)
+    roi: var[RoiTable] = var(roi_table(None), init=False, always_update=True)
 
     def __init__(self, db_path: Path, conversation_id: int | None, params: Params, *, watch: bool = False) -> None:
         super().__init__()
         self.db_path = db_path
         self.conversation_id = conversation_id
-        self.params = params
+        self.set_reactive(InspectorScreen.params, params)
         self.start_budget = params.token_budget
         self.session: Session | None = None
         self.assembler: SessionAssembler | None = None
-        self.trace: Trace | None = None
-        self.diff = OutcomeDiff()
-        self.trace_applied: Signal[Trace] = Signal(self, "trace-applied")  # views on other screens follow it
         self._generation = 0
         self._applied = 0
         self._last_edit = ""
         self._run_lock = threading.Lock()
         self._in_flight = 0  # runs executing in a worker thread
-        self.sweep_result: SweepResult | None = None  # the last budget sweep (w) and the params it swept
-        self._sweep_params: Params | None = None
         self._last_invalid: tuple[str, str] | None = None
         self._show_side = False
         self.load_error: str | None = None
@@ -132,27 +114,36 @@ class InspectorScreen(Screen[None]):
     # --- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        screen = InspectorScreen
         yield Header(icon="◧")
         yield Controls(self.params, id="controls")
-        yield BudgetBar(id="budget-bar")
-        yield ChangesLine(id="changes")
+        yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
+        yield ChangesLine(id="changes").data_bind(screen.assembly)
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield ItemsTable(id="items")
+                yield ItemsTable(id="items").data_bind(screen.assembly, screen.min_budgets)
                 yield Static("", id="load-error")
             with Vertical(id="side"):
-                yield DetailPane(id="detail")
-                yield AssembledView(id="assembled")
+                yield DetailPane(id="detail").data_bind(screen.selection, screen.min_budgets)
+                yield AssembledView(id="assembled").data_bind(screen.assembly, screen.selection)
         yield Footer(compact=True)
 
+    @property
+    def trace(self) -> Trace | None:
+        """The trace on screen."""
+        return self.assembly.trace if self.assembly is not None else None
+
+    @property
+    def diff(self) -> OutcomeDiff:
+        """What the last edit changed (against the trace shown before it)."""
+        return self.assembly.diff if self.assembly is not None else OutcomeDiff()
+
     def on_mount(self) -> None:
-        table = self.query_one(ItemsTable)
-        table.border_title = "items"
-        table.border_subtitle = "sort: ordinal (o)"
-        self.query_one(DetailPane).border_title = "detail"
-        self.query_one(AssembledView).border_title = "assembled context"
+        self._show_key_hints()
+        self.bindings_updated_signal.subscribe(self, self._bindings_updated)
         self.query_one("#load-error").display = False
         self.sub_title = f"{self.db_path.name} · loading…"
+        table = self.query_one(ItemsTable)
         table.focus()
         table.loading = True
         self.load_session()
@@ -160,6 +151,14 @@ class InspectorScreen(Screen[None]):
             from ctxview.watch import WATCH_INTERVAL
 
             self.set_interval(WATCH_INTERVAL, self._poll_database, name="watch the database")
+
+    def _bindings_updated(self, _screen: Screen[object]) -> None:
+        self._show_key_hints()  # perhaps a new keymap (App.set_keymap)
+
+    def _show_key_hints(self) -> None:
+        """The titles that name a key, with the keys of the active keymap."""
+        table = self.query_one(ItemsTable)
+        table.border_subtitle = f"sort: {table.sort} ({app_key(self.app, 'inspector.cycle_sort')})"
 
     def on_unmount(self) -> None:
         if self._watcher is not None:
@@ -202,7 +201,9 @@ class InspectorScreen(Screen[None]):
         table.loading = False
         if self.trace is None:
             error = self.query_one("#load-error", Static)
-            error.update(Text(f"{message}\n\nPress b to choose another conversation, r to retry, q to quit."))
+            back, reload, quit_ = (app_key(self.app, i) for i in ("inspector.back", "inspector.reload", "app.quit"))
+            error.update(Text(f"{message}\n\nPress {back} to choose another conversation, {reload} to retry, "
+                              f"{quit_} to quit."))
             error.display = True
             table.display = False
         self.sub_title = f"{self.db_path.name} · error"
@@ -306,7 +307,10 @@ class InspectorScreen(Screen[None]):
         self._apply(result, generation)
 
     def _run(self, assembler: SessionAssembler, params: Params, generation: int, sort: SortMode) -> Assembly | None:
-        """Worker thread: the run itself plus the table layout and the diff (None when superseded)."""
+        """Worker thread: the run itself plus the table layout and the diff (None when superseded).
+
+        The run lock: one thread at a time uses the assembler (assembly, indexing, the sweep).
+        """
         with self._run_lock:  # the assembler is used by one thread at a time
             if generation != self._generation:
                 return None  # a newer edit is queued: do not spend a run on this one
@@ -320,7 +324,7 @@ class InspectorScreen(Screen[None]):
                 diff = diff_outcomes(previous, trace)
             finally:
                 self._in_flight -= 1
-        return Assembly(trace, layout, diff, elapsed)
+        return Assembly(trace, layout, diff, elapsed if getattr(self.app, "show_timings", True) else None)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
@@ -328,39 +332,17 @@ class InspectorScreen(Screen[None]):
         with self._run_lock:
             assembler.prepare(params)
 
-    @property
-    def run_lock(self) -> threading.Lock:
-        """Held by whichever thread uses the assembler (assembly, indexing, the sweep)."""
-        return self._run_lock
+    def _sweeper(self, assembler: SessionAssembler) -> Callable[[Params], SweepResult]:
+        """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock."""
+        from ctxview.sweep import default_budgets, sweep
 
-    def sweep_done(self, result: SweepResult, params: Params) -> None:
-        """A sweep finished: every trace of these params (any budget) shows each item's min budget."""
-        self.sweep_result = result
-        self._sweep_params = params
-        if self.trace is not None:
-            self._show_min_budget(self.trace)
-            table = self.query_one(ItemsTable)
-            table.invalidate()
-            table.refresh()
+        lock = self._run_lock
 
-    def _show_min_budget(self, trace: Trace) -> None:
-        table = self.query_one(ItemsTable)
-        result, swept = self.sweep_result, self._sweep_params
-        valid = (
-            result is not None
-            and swept is not None
-            and replace(trace.params, token_budget=0) == replace(swept, token_budget=0)
-        )
-        table.show_min_budget = valid
-        if valid and result is not None:
-            fill = getattr(trace.decisions, "override_keys", None)
-            updates = {key: {"min_budget": budget} for key, budget in result.min_budget.items()}
-            if fill is not None:
-                fill(updates)
-            else:
-                for decision in trace.decisions:
-                    if decision.key in updates:
-                        decision.min_budget = updates[decision.key]["min_budget"]
+        def run(params: Params) -> SweepResult:
+            with lock:
+                return sweep(assembler, params, default_budgets(assembler, params))
+
+        return run
 
     def action_sweep(self) -> None:
         if self.assembler is None:
@@ -368,30 +350,28 @@ class InspectorScreen(Screen[None]):
             return
         from ctxview.tui.screens.sweep import SweepScreen
 
-        self.app.push_screen(SweepScreen(self))
+        params = self.params
+        self.app.push_screen(SweepScreen(params, self._sweeper(self.assembler)), partial(self._swept, params))
+
+    def _swept(self, params: Params, result: SweepResult | None) -> None:
+        """The sweep view closed: its min budgets hold for every trace of these params (any budget)."""
+        if result is not None:
+            self.min_budgets = MinBudgets(params, result.min_budget)
 
     def _apply(self, result: Assembly, generation: int) -> None:
-        first = self.trace is None
+        first = self.assembly is None
         if first and self.assembler is not None:
             self._prepare(self.assembler, result.trace.params)
-        self._show_min_budget(result.trace)
-        self.trace = result.trace
-        self.diff = result.diff
+        result.edit = self._last_edit
+        result.first = first
         self._applied = generation
-        table = self.query_one(ItemsTable)
-        table.loading = False
-        table.show(result.trace, result.diff, result.layout)
-        table.border_title = f"items · {result.layout.row_count:,}"
-        self.query_one(AssembledView).show(result.trace)
-        self.query_one(BudgetBar).show(result.trace)
+        self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
+        self.roi = roi_table(result.trace)
         self.sub_title = f"{self._sub_title} · {rules_label(result.trace)}"
         fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
         self._shown_warnings.update(fresh_notes)
         for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
             self.notify(note, title="Note", timeout=10, markup=False)
-        elapsed = result.elapsed if getattr(self.app, "show_timings", True) else None
-        self.query_one(ChangesLine).show(result.diff, result.trace, self._last_edit, elapsed, first)
-        self.trace_applied.publish(result.trace)
 
     @property
     def settled(self) -> bool:
@@ -420,9 +400,8 @@ class InspectorScreen(Screen[None]):
 
     @on(ItemsTable.ItemHighlighted)
     def _item_highlighted(self, event: ItemsTable.ItemHighlighted) -> None:
-        decision = event.decision
-        self.query_one(DetailPane).show(self.trace, decision, self.session)
-        self.query_one(AssembledView).highlight_output(decision.output_index if decision is not None else None)
+        trace = self.trace
+        self.selection = Selection(trace, event.decision, self.session) if trace is not None else None
 
     @on(AssembledView.MessageChosen)
     def _message_chosen(self, event: AssembledView.MessageChosen) -> None:
@@ -473,12 +452,12 @@ class InspectorScreen(Screen[None]):
     def action_cycle_sort(self) -> None:
         table = self.query_one(ItemsTable)
         sort = SORT_MODES[(SORT_MODES.index(table.sort) + 1) % len(SORT_MODES)]
-        table.border_subtitle = f"sort: {sort} (o)"
         if self.trace is None or len(self.trace.decisions) < 20_000:
             table.set_sort(sort)
         else:
             table.sort = sort  # new traces use it at once; the current one is re-laid out off the UI thread
             self._relayout(self.trace, sort)
+        self._show_key_hints()
 
     @work(exclusive=True, group="layout", exit_on_error=False)
     async def _relayout(self, trace: Trace, sort: SortMode) -> None:
@@ -516,7 +495,7 @@ class InspectorScreen(Screen[None]):
             return
         from ctxview.tui.screens.export import ExportScreen
 
-        self.app.push_screen(ExportScreen(self.trace, self.db_path))
+        self.app.push_screen(ExportScreen(self.trace, self.db_path))  # it says itself what it wrote
 
     def action_cycle_scorer(self) -> None:
         from ctxview.tui.scoring_view import next_scorer
@@ -534,8 +513,20 @@ class InspectorScreen(Screen[None]):
     def action_roi_view(self) -> None:
         from ctxview.tui.screens.roi import RoiScreen
 
-        if not isinstance(self.app.screen, RoiScreen):
-            self.app.push_screen(RoiScreen(self))
+        if isinstance(self.app.screen, RoiScreen):
+            return
+        view = RoiScreen(self.roi, self.params, self._set_params)
+        self._bind(view, "roi", "params")
+        self.app.push_screen(view)
+
+    def _bind(self, screen: Screen[object], *names: str) -> None:
+        """Bind a sub-screen's reactives to this screen's, as ``data_bind`` binds the widgets composed here.
+
+        (``data_bind`` binds to the node that composes the widget; a pushed screen has none.)  The
+        watchers go when the sub-screen closes.
+        """
+        for name in names:
+            screen.watch(self, name, partial(setattr, screen, name), init=False)
 
     def action_reload(self) -> None:
         self.notify("re-reading the database…", timeout=2)

@@ -12,13 +12,14 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ctxview.errors import CtxviewError
 from ctxview.model import ConversationInfo
+from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.view import clean_inline
 
 
@@ -40,12 +41,7 @@ class PickerScreen(Screen[None]):
             super().__init__()
             self.conversation_id = conversation_id
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", priority=True, id="picker.open"),
-        Binding("r", "reload", "Reload", id="picker.reload"),
-        Binding("j", "cursor_down", "Down", show=False, id="picker.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="picker.up"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("picker")
 
     DEFAULT_CSS = """
     PickerScreen {
@@ -107,7 +103,8 @@ class PickerScreen(Screen[None]):
         table.loading = False
         table.display = False
         error = self.query_one("#picker-error", Static)
-        error.update(Text(f"{message}\n\nPress r to retry or q to quit."))
+        keys = {name: app_key(self.app, f"{scope}.{name}") for scope, name in (("picker", "reload"), ("app", "quit"))}
+        error.update(Text(f"{message}\n\nPress {keys['reload']} to retry or {keys['quit']} to quit."))
         error.display = True
         self.notify(message, title="Cannot open the database", severity="error", timeout=8, markup=False)
 
@@ -116,7 +113,12 @@ class PickerScreen(Screen[None]):
         self.conversations = conversations
         self.sub_title = f"{path.name} · {len(conversations)} conversation{'s' if len(conversations) != 1 else ''}"
         intro = self.query_one("#picker-intro", Static)
-        intro.update(Text(f"{path}  —  Enter opens a conversation, r re-reads the file, q quits."))
+        open_key = app_key(self.app, "picker.open")
+        open_key = open_key.capitalize() if len(open_key) > 1 else open_key  # "Enter", never "O" for "o"
+        reload_key, quit_key = app_key(self.app, "picker.reload"), app_key(self.app, "app.quit")
+        intro.update(
+            Text(f"{path}  —  {open_key} opens a conversation, {reload_key} re-reads the file, {quit_key} quits.")
+        )
         table = self.query_one(DataTable)
         table.loading = False
         table.display = True

@@ -4,30 +4,42 @@ It lists ``stages["scoring"]["sections"]`` as the scorer recorded them:
 the WASTE / LOW / MED+ band, the score against the threshold, the four
 factors C / T / R / S, how often the section was cited and included, its
 items and tokens, the load-or-stub decision and the scorer's own sentence.
-The view follows the inspector: ``c`` and ``u`` switch the scorer and the
-tokenizer there, and every new trace the inspector shows is shown here too.
+The view follows the inspector, which binds its ``roi`` and ``params`` to
+its own: ``c`` and ``u`` propose new params through the function the view
+was given (the inspector decides and re-assembles), and every table the
+inspector derives from a new trace is shown here too.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ctxview.model import Trace
-from ctxview.tui.scoring_view import RoiTable, category_tone, is_roi, roi_table, scorer_choice
+from ctxview.model import Params
+from ctxview.tui.actions import app_key, bindings
+from ctxview.tui.scoring_view import (
+    RoiTable,
+    category_tone,
+    is_roi,
+    next_scorer,
+    next_tokenizer,
+    scorer_choice,
+)
 from ctxview.tui.view import clean_inline
 
-if TYPE_CHECKING:
-    from ctxview.tui.screens.inspector import InspectorScreen
+ParamsEditor = Callable[[Params, str], None]  # proposes new params, naming the edit ("scorer", "tokenizer")
 
 TONE_STYLE = {"waste": "bold red", "low": "bold yellow", "med": "bold green", "muted": "dim"}
 
@@ -44,10 +56,10 @@ def _count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "—"
 
 
-def off_message(scorer: str, pending: str | None = None) -> Text:
+def off_message(scorer: str, pending: str | None = None, switch_key: str = "c") -> Text:
     """What the view says when the last run did not use the section-ROI scorer."""
     text = Text()
-    text.append("ROI scorer is off — press c to switch", style="bold")
+    text.append(f"ROI scorer is off — press {switch_key} to switch", style="bold")
     text.append(f"\n\nThe last run used the {scorer or 'lcm'} scorer. ", style="dim")
     text.append(
         "The ROI table comes from the section-ROI scorer: it groups items into sections (user, assistant, "
@@ -61,10 +73,10 @@ def off_message(scorer: str, pending: str | None = None) -> Text:
     return text
 
 
-def roi_renderable(table: RoiTable, pending: str | None = None) -> RenderableType:
-    """The header lines and the table of sections."""
+def roi_renderable(table: RoiTable, pending: str | None = None, switch_key: str = "c") -> RenderableType:
+    """The header lines and the table of sections (``switch_key``: what switches the scorer on)."""
     if not table.active:
-        return off_message(table.scorer, pending)
+        return off_message(table.scorer, pending, switch_key)
     head = Text()
     head.append("section ROI", style="bold")
     if table.threshold is not None:
@@ -117,13 +129,9 @@ def roi_renderable(table: RoiTable, pending: str | None = None) -> RenderableTyp
 
 
 class RoiScreen(ModalScreen[None]):
-    """The ROI table of the inspector's current trace; ``c`` / ``u`` switch scorer and tokenizer there."""
+    """The ROI table of the current trace; ``c`` / ``u`` propose another scorer or tokenizer."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,i", "close", "Close", id="roi.close"),
-        Binding("c", "switch_scorer", "Scorer", id="roi.switch_scorer"),
-        Binding("u", "toggle_tokenizer", "Tokenizer", id="roi.toggle_tokenizer"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("roi")
 
     DEFAULT_CSS = """
     RoiScreen {
@@ -140,40 +148,44 @@ class RoiScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, inspector: InspectorScreen) -> None:
+    roi: var[RoiTable] = var(RoiTable(active=False, scorer="", rows=[]), init=False, always_update=True)
+    params: var[Params] = var(Params(), init=False)  # the params the next run uses
+
+    def __init__(self, roi: RoiTable, params: Params, edit_params: ParamsEditor) -> None:
         super().__init__()
-        self.inspector = inspector
-        self.table = roi_table(inspector.trace)
-        self._pending: str | None = None
+        self.set_reactive(RoiScreen.roi, roi)
+        self.set_reactive(RoiScreen.params, params)
+        self.edit_params = edit_params
+        self._pending: str | None = None  # the scorer asked for, until a table of it arrives
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "section ROI"
-            scroll.border_subtitle = "c scorer · u tokenizer · escape closes"
-            yield Static(roi_renderable(self.table), id="roi-body")
+            keys = {name: app_key(self.app, f"roi.{name}") for name in ("switch_scorer", "toggle_tokenizer", "close")}
+            scroll.border_subtitle = (
+                f"{keys['switch_scorer']} scorer · {keys['toggle_tokenizer']} tokenizer · {keys['close']} closes"
+            )
+            yield Static(roi_renderable(self.roi, switch_key=keys["switch_scorer"]), id="roi-body")
 
-    def on_mount(self) -> None:
-        self.inspector.trace_applied.subscribe(self, self.show)
-
-    def show(self, trace: Trace | None) -> None:
-        """Show a trace the inspector applied."""
-        self.table = roi_table(trace)
-        if trace is not None and self._pending is not None and scorer_choice(trace.params.scorer) == self._pending:
+    def watch_roi(self, roi: RoiTable) -> None:
+        if self._pending is not None and roi.scorer == self._pending:
             self._pending = None
-        self.query_one("#roi-body", Static).update(roi_renderable(self.table, self._pending))
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self.is_attached:
+            body = roi_renderable(self.roi, self._pending, app_key(self.app, "roi.switch_scorer"))
+            self.query_one("#roi-body", Static).update(body)
 
     def action_switch_scorer(self) -> None:
         """Off: switch straight to ROI (what the message promises); on: cycle on, as ``c`` does everywhere."""
-        if is_roi(self.inspector.params.scorer):
-            self.inspector.action_cycle_scorer()
-        else:
-            self.inspector.action_set_scorer("roi")
-        self._pending = scorer_choice(self.inspector.params.scorer)
-        self.query_one("#roi-body", Static).update(roi_renderable(self.table, self._pending))
+        scorer = self.params.scorer
+        self.edit_params(replace(self.params, scorer=next_scorer(scorer) if is_roi(scorer) else "roi"), "scorer")
+        self._pending = scorer_choice(self.params.scorer)
+        self._redraw()
 
     def action_toggle_tokenizer(self) -> None:
-        self.inspector.action_toggle_tokenizer()
+        self.edit_params(replace(self.params, tokenizer=next_tokenizer(self.params.tokenizer)), "tokenizer")
 
     def action_close(self) -> None:
-        self.inspector.trace_applied.unsubscribe(self)
         self.dismiss(None)

@@ -1,30 +1,34 @@
 """``w``: the budget sweep — tokens kept against the budget, and each item's smallest budget.
 
-The sweep runs in a thread worker with the inspector's assembler (under its
-run lock, so one thread uses the assembler at a time).  When it is done the
-inspector fills ``Decision.min_budget`` and shows the min-budget column in
-the items table for as long as only the budget changes.
+The screen is given the params to sweep and a function that runs the sweep
+(the inspector's, which knows whose assembler to use and how to share it);
+it calls that function in a thread worker, shows the chart and the exact
+runs, and when it closes hands the result back with ``dismiss``.  The
+inspector keeps it as view state: the items table's min-budget column, for
+as long as only the budget changes.  Nothing of it enters the trace.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from ctxview.model import Params
-from ctxview.sweep import SweepResult, default_budgets, sweep
+from ctxview.sweep import SweepResult
+from ctxview.tui.actions import bindings
 from ctxview.tui.widgets.sweep_plot import SweepPlot
 
-if TYPE_CHECKING:
-    from ctxview.tui.screens.inspector import InspectorScreen
+Sweeper = Callable[[Params], SweepResult]  # runs the sweep of these params over every budget (in a thread)
 
 
 def runs_table(result: SweepResult) -> Table:
@@ -40,13 +44,10 @@ def runs_table(result: SweepResult) -> Table:
     return table
 
 
-class SweepScreen(Screen[None]):
-    """The sweep of the inspector's current parameters over every budget."""
+class SweepScreen(Screen[SweepResult | None]):
+    """The sweep of one set of params over every budget; dismissed with its result (None: none yet)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,b,w", "close", "Back", id="sweep.close"),
-        Binding("r", "rerun", "Re-run", id="sweep.rerun"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("sweep")
 
     DEFAULT_CSS = """
     SweepScreen #sweep-body { padding: 0 1; }
@@ -54,15 +55,17 @@ class SweepScreen(Screen[None]):
     SweepScreen #sweep-runs { height: auto; max-height: 14; }
     """
 
-    def __init__(self, inspector: InspectorScreen) -> None:
+    result: var[SweepResult | None] = var(None, init=False)  # the finished sweep; the plot is bound to it
+
+    def __init__(self, params: Params, sweeper: Sweeper) -> None:
         super().__init__()
-        self.inspector = inspector
-        self.result: SweepResult | None = None
+        self.params = params
+        self.sweeper = sweeper
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◧")
         with Vertical(id="sweep-body"):
-            yield SweepPlot(id="sweep-plot")
+            yield SweepPlot(self.params.token_budget, id="sweep-plot").data_bind(SweepScreen.result)
             yield Static("", id="sweep-runs")
             yield Static("", id="sweep-notes")
         yield Footer(compact=True)
@@ -72,37 +75,30 @@ class SweepScreen(Screen[None]):
         self.action_rerun()
 
     def action_rerun(self) -> None:
-        inspector = self.inspector
-        if inspector.assembler is None:
-            self.query_one("#sweep-notes", Static).update("nothing loaded yet")
-            return
         self.query_one("#sweep-notes", Static).update("sweeping…")
-        self._sweep(inspector.params)
+        self._sweep(self.params)
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def _sweep(self, params: Params) -> None:
-        inspector = self.inspector
-        assembler = inspector.assembler
-        if assembler is None:
-            return
         try:
-            with inspector.run_lock:
-                result = sweep(assembler, params, default_budgets(assembler, params))
+            result = self.sweeper(params)
         except Exception as exc:  # keep the inspector usable; say what failed
             self.app.call_from_thread(self._failed, str(exc))
             return
-        self.app.call_from_thread(self._done, result, params)
+        self.app.call_from_thread(self._done, result)
 
     def _failed(self, message: str) -> None:
         self.query_one("#sweep-notes", Static).update(Text(f"sweep failed: {message}"))
 
-    def _done(self, result: SweepResult, params: Params) -> None:
+    def _done(self, result: SweepResult) -> None:
         self.result = result
-        self.query_one(SweepPlot).show(result, params.token_budget)
+
+    def watch_result(self, result: SweepResult | None) -> None:
+        if result is None:
+            return
         self.query_one("#sweep-runs", Static).update(runs_table(result))
         notes = [*result.notes, f"{result.exact_runs} exact runs in {result.elapsed:.2f} s"]
         self.query_one("#sweep-notes", Static).update(Text("\n".join(notes)))
-        self.inspector.sweep_done(result, params)
 
     def action_close(self) -> None:
-        self.app.pop_screen()
+        self.dismiss(self.result)

@@ -2,6 +2,8 @@
 
 Volatile live appends and synthetic tool results are marked; the message
 of the item selected in the table is highlighted.  Virtual, like the table.
+Bound to the inspector's ``assembly`` (the messages) and ``selection`` (the
+highlight).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.message import Message
+from textual.reactive import var
 
-from ctxview.assembly.decision_list import index_of
-from ctxview.model import Decision, Trace
+from ctxview.model import Decision, Trace, index_of
+from ctxview.tui.state import Assembly, Selection
 from ctxview.tui.view import item_id, message_preview, message_role
 from ctxview.tui.widgets.virtual import VirtualList
 
@@ -57,12 +60,26 @@ class AssembledView(VirtualList):
         def control(self) -> AssembledView:
             return self.view
 
+    assembly: var[Assembly | None] = var(None, init=False)
+    selection: var[Selection | None] = var(None, init=False)
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.trace: Trace | None = None
         self._by_key: dict[str, Decision] = {}
         self.highlight: int | None = None
         self._previews: dict[int, tuple[str, str]] = {}
+
+    def on_mount(self) -> None:
+        self.border_title = "assembled context"
+
+    def watch_assembly(self, assembly: Assembly | None) -> None:
+        if assembly is not None:
+            self.show(assembly.trace)
+
+    def watch_selection(self, selection: Selection | None) -> None:
+        decision = selection.decision if selection is not None else None
+        self.highlight_output(decision.output_index if decision is not None else None)
 
     def show(self, trace: Trace) -> None:
         self.trace = trace

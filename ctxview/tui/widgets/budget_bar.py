@@ -2,6 +2,7 @@
 
 Fresh tail (+ focus), kept evictable items, appended live inputs, reserved
 host costs and what is left — all RunSummary fields, nothing recomputed.
+Bound to the inspector's ``assembly``: each run repaints it.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from ctxview.model import Trace
 from ctxview.tui.scoring_view import confidence_note, run_label
+from ctxview.tui.state import Assembly
 
 SEGMENTS: tuple[tuple[str, str], ...] = (
     ("tail", "fresh tail"),
@@ -70,23 +73,22 @@ class BudgetBar(Widget):
     }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes)
-        self.trace: Trace | None = None
+    assembly: reactive[Assembly | None] = reactive(None, init=False, layout=False)
 
-    def show(self, trace: Trace) -> None:
-        self.trace = trace
-        self.refresh()
+    @property
+    def trace(self) -> Trace | None:
+        return self.assembly.trace if self.assembly is not None else None
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"budget-bar--{name}", partial=True)
 
     def render(self) -> Text:
         width = max(10, self.content_size.width)
-        if self.trace is None:
+        trace = self.trace
+        if trace is None:
             return Text("budget: waiting for the first assembly…", style=self._style("label"))
-        s = self.trace.summary
-        parts = budget_parts(self.trace)
+        s = trace.summary
+        parts = budget_parts(trace)
         total = max(s.token_budget, sum(n for _, n in parts), 1)
         bar = Text()
         cells_left = width
@@ -110,7 +112,7 @@ class BudgetBar(Widget):
         legend.append(f"│ budget {s.token_budget:,}", style="bold")
         if s.reserved_tokens:
             legend.append(f" (effective {s.effective_budget:,})")
-        mode = run_label(self.trace)  # a named scorer or tokenizer: say so before the text gets cut
+        mode = run_label(trace)  # a named scorer or tokenizer: say so before the text gets cut
         if mode:
             legend.append(f" · scorer {mode}", style="bold")
         legend.append(f" · {s.selection_mode} · sent {s.final_tokens:,} tok", style=self._style("label"))
@@ -118,7 +120,7 @@ class BudgetBar(Widget):
             legend.append("  OVER BUDGET", style=self._style("over"))
         if s.clamped:
             legend.append("  clamped", style=self._style("over"))
-        note = confidence_note(self.trace)  # all scores zero; for rarity also keyword-only kept items
+        note = confidence_note(trace)  # all scores zero; for rarity also keyword-only kept items
         if note:
             legend.append(f"  {note}", style=self._style("note"))
         legend.truncate(width, overflow="ellipsis")

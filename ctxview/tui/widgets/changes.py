@@ -1,7 +1,8 @@
 """One line that says what the last edit changed: ``+3 kept, −2 evicted``.
 
 The rows themselves are marked in the items table (▲ now kept, ▼ no longer
-kept, • other change); this line counts them and names the edit.
+kept, • other change); this line counts them and names the edit.  Bound to
+the inspector's ``assembly``, which carries the diff, the edit and the timing.
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.reactive import var
 from textual.widgets import Static
 
-from ctxview.model import KEPT_OUTCOMES, Trace
+from ctxview.model import KEPT_OUTCOMES
 from ctxview.report import fallback_text
-from ctxview.tui.view import OutcomeDiff, clean_inline
+from ctxview.tui.state import Assembly
+from ctxview.tui.view import clean_inline
 
 
 class ChangesLine(Static):
@@ -31,13 +34,18 @@ class ChangesLine(Static):
     }
     """
 
-    def show(self, diff: OutcomeDiff, trace: Trace, edit: str, elapsed: float | None, first: bool) -> None:
+    assembly: var[Assembly | None] = var(None, init=False)
+
+    def watch_assembly(self, assembly: Assembly | None) -> None:
+        if assembly is None:
+            return
+        trace, diff = assembly.trace, assembly.diff
         muted = self.get_component_rich_style("changes-line--muted", partial=True)
         line = Text()
-        if first:
+        if assembly.first:
             line.append("assembled", style="bold")
         else:
-            line.append(f"after {clean_inline(edit, 40)}: ", style="bold")
+            line.append(f"after {clean_inline(assembly.edit, 40)}: ", style="bold")
             if not diff.changed:
                 line.append("no outcome changed", style=muted)
             else:
@@ -55,8 +63,8 @@ class ChangesLine(Static):
         if counts.get("appended"):
             line.append(f" · {counts['appended']} live appended", style=muted)
         line.append(f" · {len(trace.messages):,} messages sent", style=muted)
-        if elapsed is not None:
-            line.append(f" · {elapsed * 1000:.0f} ms", style=muted)
+        if assembly.elapsed is not None:
+            line.append(f" · {assembly.elapsed * 1000:.0f} ms", style=muted)
         if trace.summary.engine_outcome.startswith("live-fallback"):
             line.append("   FALLBACK: ", style=self.get_component_rich_style("changes-line--down", partial=True))
             line.append(clean_inline(f"{fallback_text(trace)}; the live transcript is sent instead", 140))

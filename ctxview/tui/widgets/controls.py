@@ -3,6 +3,11 @@
 Each edit is validated here; a good value becomes new Params (posted as
 ``Controls.ParamsChanged``), a bad one marks its input invalid and posts
 ``Controls.Invalid`` so the screen can say why while the last trace stays.
+Params the screen changes itself (keys, the palette) come back through
+``set_params``, which sets the fields without posting their change events.
+The controls are not bound to the screen's params: an edit typed here is
+already shown, and a bound copy arriving after the next keystroke would
+overwrite it with the older value.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from textual.widgets import Input, Select, Switch
 
 from ctxview.errors import InputError
 from ctxview.model import Params
+from ctxview.tui.actions import active_keymap, app_key
 from ctxview.tui.scoring_view import scorer_choice
 from ctxview.tui.view import parse_budget_text, parse_count_text, parse_whole_text
 from ctxview.tui.widgets.scorer_controls import ChoiceSelect, ScorerSelect, TokenizerSelect
@@ -95,8 +101,9 @@ class Controls(Horizontal):
             self.field = field
             self.reason = reason
 
+    # titles of the fields; "{key}": the key that focuses the prompt, from the active keymap
     BORDER_TITLES: ClassVar[dict[str, str]] = {
-        "prompt": "prompt  /",
+        "prompt": "prompt  {key}",
         "budget": "budget",
         "tail": "tail",
         "reserved": "reserved",
@@ -107,7 +114,7 @@ class Controls(Horizontal):
     }
 
     SHORT_TITLES: ClassVar[dict[str, str]] = {
-        "prompt": "prompt /",
+        "prompt": "prompt {key}",
         "budget": "budget",
         "tail": "tail",
         "reserved": "resv",
@@ -122,7 +129,8 @@ class Controls(Horizontal):
     def __init__(self, params: Params, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.params = params
-        self._echo: dict[str, str] = {}  # values set by set_params, whose Changed events are not edits
+        self._narrow = False  # short titles (set on resize)
+        self._keymap_shown: dict[str, str] = {}  # the keymap the titles and tooltips name keys from
 
     def compose(self) -> ComposeResult:
         p = self.params
@@ -136,25 +144,40 @@ class Controls(Horizontal):
         yield TokenizerSelect(p.tokenizer, id="tokenizer")
 
     def on_mount(self) -> None:
-        self._set_titles(self.BORDER_TITLES)
+        self._show_key_hints()
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_updated)
+
+    def _bindings_updated(self, _screen: object) -> None:
+        if active_keymap(self.app) != self._keymap_shown:  # a new keymap (App.set_keymap), not a focus change
+            self._show_key_hints()
+
+    def _show_key_hints(self) -> None:
+        """Titles and tooltips, with the keys of the active keymap."""
+        self._keymap_shown = dict(active_keymap(self.app))
+        self._set_titles(self.SHORT_TITLES if self._narrow else self.BORDER_TITLES)
+        budget_keys = " ".join(
+            app_key(self.app, f"inspector.{name}")
+            for name in ("budget_up", "budget_down", "budget_double", "budget_half", "budget_reset")
+        )
         self.query_one("#prompt", Input).tooltip = "The incoming user prompt: drives the relevance scores."
-        self.query_one("#budget", Input).tooltip = "Token budget: a number, or 8k / 1.5m. Table keys: + - > < 0"
+        self.query_one("#budget", Input).tooltip = f"Token budget: a number, or 8k / 1.5m. Table keys: {budget_keys}"
         self.query_one("#tail", Input).tooltip = "Fresh-tail count: newest raw messages that are always kept."
         self.query_one("#reserved", Input).tooltip = "Tokens reserved for host costs (system prompt, tool schemas)."
         self.query_one("#prompt-aware", Switch).tooltip = "Evict by prompt relevance instead of age."
         self.query_one("#engine", Switch).tooltip = "Run the engine step: live inputs and the serialized clamp."
 
     def _set_titles(self, titles: dict[str, str]) -> None:
+        key = app_key(self.app, "inspector.focus_prompt")
         for widget_id, title in titles.items():
-            self.query_one(f"#{widget_id}").border_title = title
+            self.query_one(f"#{widget_id}").border_title = title.format(key=key)
 
     def on_resize(self, event: Resize) -> None:
-        narrow = event.size.width < self.NARROW_WIDTH
-        self._set_titles(self.SHORT_TITLES if narrow else self.BORDER_TITLES)
-        self.set_class(narrow, "-narrow")
+        self._narrow = event.size.width < self.NARROW_WIDTH
+        self._set_titles(self.SHORT_TITLES if self._narrow else self.BORDER_TITLES)
+        self.set_class(self._narrow, "-narrow")
 
     def set_params(self, params: Params) -> None:
-        """Show params changed elsewhere (keys, reload) without echoing them back as edits."""
+        """Show params changed elsewhere (keys, the palette) without echoing them back as edits."""
         self.params = params
         values = {
             "prompt": params.prompt or "",
@@ -162,21 +185,21 @@ class Controls(Horizontal):
             "tail": _number_text(params.fresh_tail_count),
             "reserved": str(params.reserved_tokens),
         }
-        for widget_id, value in values.items():
-            field = self.query_one(f"#{widget_id}", Input)
-            if widget_id in _PARSERS and self._parses_to(widget_id, field.value, params):
-                continue  # keep what the user typed ("8k") when it means the same
-            if field.value != value:
-                self._echo[widget_id] = value
-                field.value = value
-        self.query_one("#prompt-aware", Switch).value = params.prompt_aware_eviction
-        self.query_one("#engine", Switch).value = params.engine
-        for select, value in (
-            (self.query_one("#scorer", ScorerSelect), scorer_choice(params.scorer)),
-            (self.query_one("#tokenizer", TokenizerSelect), params.tokenizer),
-        ):
-            if value in select.names and select.value != value:
-                select.value = value  # its Changed event matches self.params, so it is not an edit
+        with self.prevent(Input.Changed, Switch.Changed, Select.Changed):
+            for widget_id, value in values.items():
+                field = self.query_one(f"#{widget_id}", Input)
+                if widget_id in _PARSERS and self._parses_to(widget_id, field.value, params):
+                    continue  # keep what the user typed ("8k") when it means the same
+                if field.value != value:
+                    field.value = value
+            self.query_one("#prompt-aware", Switch).value = params.prompt_aware_eviction
+            self.query_one("#engine", Switch).value = params.engine
+            for select, value in (
+                (self.query_one("#scorer", ScorerSelect), scorer_choice(params.scorer)),
+                (self.query_one("#tokenizer", TokenizerSelect), params.tokenizer),
+            ):
+                if value in select.names and select.value != value:
+                    select.value = value
 
     def _parses_to(self, widget_id: str, text: str, params: Params) -> bool:
         try:
@@ -189,9 +212,6 @@ class Controls(Horizontal):
         widget_id = event.input.id or ""
         if event.value != event.input.value:
             return  # stale: the field has changed again since; its own event follows
-        if self._echo.get(widget_id) == event.value:
-            del self._echo[widget_id]
-            return
         if widget_id == "prompt":
             self._emit(replace(self.params, prompt=event.value if event.value else None), widget_id)
             return
@@ -223,7 +243,7 @@ class Controls(Horizontal):
             return  # stale: changed again since
         current = getattr(self.params, select.FIELD)
         if (scorer_choice(current) if select.FIELD == "scorer" else current) == event.value:
-            return  # an echo of set_params, or the same scorer under another name
+            return  # the scorer it is already (perhaps under another name)
         self._emit(replace(self.params, **{select.FIELD: event.value}), select.FIELD)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

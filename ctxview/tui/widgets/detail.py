@@ -4,6 +4,7 @@ Why it is where it is (reason, protection, eviction cause), the prompt terms
 behind its score, its tool-pair partner, summary provenance from the session
 rows, and its full text with the matched terms highlighted.  Text is built
 as ``rich.text.Text`` pieces, never markup, so stored content shows literally.
+Bound to the inspector's ``selection`` and ``min_budgets``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import Static
 
 from ctxview.model import Decision, Session, Trace, describe_key
+from ctxview.tui.actions import app_key
 from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
+from ctxview.tui.state import MinBudgets, Selection
 from ctxview.tui.view import clean_block, clean_inline, item_id, message_json, outcome_text, partner, row_class
 
 TEXT_LIMIT = 20_000
@@ -116,8 +120,18 @@ def score_rows(trace: Trace, decision: Decision) -> list[RenderableType]:
     return parts
 
 
-def describe(trace: Trace, decision: Decision, session: Session | None) -> list[RenderableType]:
-    """The detail pane's content for one decision."""
+def describe(
+    trace: Trace,
+    decision: Decision,
+    session: Session | None,
+    min_budget: int | None = None,
+    partner_key: str = "p",
+) -> list[RenderableType]:
+    """The detail pane's content for one decision.
+
+    ``min_budget``: from a budget sweep, when one covers the trace; ``partner_key``: the key that
+    jumps to the tool-pair partner.
+    """
     parts: list[RenderableType] = []
     klass = row_class(decision)
     head = Text()
@@ -143,8 +157,8 @@ def describe(trace: Trace, decision: Decision, session: Session | None) -> list[
     tokens = f"{decision.tokens:,}"
     if decision.serialized_tokens is not None:
         tokens += f"  (serialized {decision.serialized_tokens:,})"
-    if decision.min_budget is not None:
-        tokens += f"  · kept from budget {decision.min_budget:,}"
+    if min_budget is not None:
+        tokens += f"  · kept from budget {min_budget:,}"
     parts.append(_field("tokens", tokens))
     if decision.output_index is not None:
         parts.append(_field("position", f"message {decision.output_index} of {len(trace.messages)} in the context"))
@@ -158,7 +172,7 @@ def describe(trace: Trace, decision: Decision, session: Session | None) -> list[
         line = Text()
         if mate is not None:
             line.append(f"{item_id(mate)} {clean_inline(mate.label, 30)} ({outcome_text(mate.outcome)})")
-            line.append("  press p to jump", style="dim")
+            line.append(f"  press {partner_key} to jump", style="dim")
         else:
             line.append(", ".join(decision.pair_with))
         parts.append(_field("tool pair", line))
@@ -235,6 +249,9 @@ class DetailPane(VerticalScroll):
     }
     """
 
+    selection: var[Selection | None] = var(None, init=False)
+    min_budgets: var[MinBudgets | None] = var(None, init=False)
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._body = Static(Text("No item selected.", style="dim"), id="detail-body")
@@ -243,7 +260,20 @@ class DetailPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield self._body
 
-    def show(self, trace: Trace | None, decision: Decision | None, session: Session | None) -> None:
+    def on_mount(self) -> None:
+        self.border_title = "detail"
+
+    def watch_selection(self) -> None:
+        self._describe()
+
+    def watch_min_budgets(self) -> None:
+        if self.key is not None:
+            self._describe()
+
+    def _describe(self) -> None:
+        selection = self.selection
+        trace = selection.trace if selection is not None else None
+        decision = selection.decision if selection is not None else None
         if trace is None or decision is None:
             self.key = None
             self._set_body(Text("No item selected.", style="dim"))
@@ -251,7 +281,10 @@ class DetailPane(VerticalScroll):
         if decision.key != self.key:
             self.scroll_home(animate=False)
         self.key = decision.key
-        self._set_body(Group(*describe(trace, decision, session)))
+        budgets = self.min_budgets
+        min_budget = budgets.of(decision.key) if budgets is not None and budgets.covers(trace.params) else None
+        partner_key = app_key(self.app, "inspector.jump_partner")
+        self._set_body(Group(*describe(trace, decision, selection.session, min_budget, partner_key)))
 
     def _set_body(self, content: Group | Text) -> None:
         """Swap the text; re-lay the screen out only when its height changed.

@@ -1,8 +1,11 @@
 """The items table: one row per Decision, coloured by outcome, virtual.
 
 Rows are formatted only when they scroll into view; a new trace swaps the
-row data and repaints.  Separators mark the fresh-tail boundary, the budget
-line and the live inputs (see ``ctxview.tui.view.layout_rows``).
+row data and repaints.  The columns are the specs of ``ctxview.tui.columns``.
+Separators mark the fresh-tail boundary, the budget line and the live
+inputs (see ``ctxview.tui.view.layout_rows``).  In the inspector the table
+is bound to the screen's ``assembly`` (each run) and ``min_budgets`` (the
+last sweep); ``show`` is the same swap for other hosts.
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.message import Message
+from textual.reactive import var
 
 from ctxview.model import Decision, Trace
-from ctxview.tui.scoring_view import LABEL_WIDTH, has_labels, label_marker, label_tone
+from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
+from ctxview.tui.scoring_view import has_labels, label_tone
+from ctxview.tui.state import Assembly, MinBudgets
 from ctxview.tui.view import (
     OutcomeDiff,
     SortMode,
     TableLayout,
-    clean_inline,
     format_score,
     item_id,
     layout_rows,
@@ -28,26 +33,6 @@ from ctxview.tui.view import (
     row_class,
 )
 from ctxview.tui.widgets.virtual import VirtualList
-
-# (header, width, alignment) of the fixed columns; the reason takes the rest
-_FIXED = (
-    ("", 2, "<"),
-    ("item", 6, ">"),
-    ("kind", 12, "<"),
-    ("tokens", 7, ">"),
-    ("score", 7, ">"),
-    ("label", LABEL_WIDTH, "<"),  # scorer label (exact / kw / ROI band); only when a named scorer ran
-    ("outcome", 21, "<"),
-    ("min budget", 10, ">"),  # smallest budget at which it is kept; only once a budget sweep ran (w)
-)
-_KIND, _LABEL, _OUTCOME, _MIN_BUDGET = 2, 5, 6, 7
-
-
-def _cell(text: str, width: int, align: str) -> str:
-    if width <= 0:
-        return ""
-    text = set_cell_size(text, width) if align == "<" else text.rjust(width)[-width:]
-    return text
 
 
 class ItemsTable(VirtualList):
@@ -137,6 +122,9 @@ class ItemsTable(VirtualList):
         def control(self) -> ItemsTable:
             return self.table
 
+    assembly: var[Assembly | None] = var(None, init=False)  # the run to show (bound to the inspector's)
+    min_budgets: var[MinBudgets | None] = var(None, init=False)  # the last budget sweep's answer, if any
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.trace: Trace | None = None
@@ -144,16 +132,40 @@ class ItemsTable(VirtualList):
         self.diff: OutcomeDiff = OutcomeDiff()
         self.sort: SortMode = "ordinal"
         self.show_labels = False  # the label column, when the trace comes from a named scorer
-        self.show_min_budget = False  # the min-budget column, when a budget sweep filled Decision.min_budget
+        self.show_min_budget = False  # the min-budget column, when the last sweep covers this trace's params
+        self.table_view = TableView(OutcomeDiff())  # what the cells read besides their decision
+        self._columns: tuple[tuple[Column, ...], list[int], int] = ((), [], -1)  # columns, widths, for a width
+
+    def on_mount(self) -> None:
+        self.border_title = "items"
 
     # --- data ----------------------------------------------------------------------------
+
+    def watch_assembly(self, assembly: Assembly | None) -> None:
+        if assembly is None:
+            return
+        self.loading = False
+        self.show(assembly.trace, assembly.diff, assembly.layout)
+        self.border_title = f"items · {assembly.layout.row_count:,}"
+
+    def watch_min_budgets(self) -> None:
+        if self.trace is not None:
+            self._update_view(self.trace)
+            self.invalidate()
+
+    def _update_view(self, trace: Trace) -> None:
+        """What the cells read, and which columns show: the label and min-budget columns come and go."""
+        self.show_labels = has_labels(trace)
+        self.show_min_budget = self.min_budgets is not None and self.min_budgets.covers(trace.params)
+        self.table_view = TableView(self.diff, self.show_labels, self.min_budgets if self.show_min_budget else None)
+        self._columns = ((), [], -1)
 
     def show(self, trace: Trace, diff: OutcomeDiff, layout: TableLayout | None = None) -> None:
         """Swap in a new trace; keep the cursor on the same item when it still exists."""
         key = self.selected_key
         self.trace = trace
         self.diff = diff
-        self.show_labels = has_labels(trace)
+        self._update_view(trace)
         self.table_layout = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
         self.set_line_count(len(self.table_layout.lines))
         self._restore(key)
@@ -225,31 +237,22 @@ class ItemsTable(VirtualList):
         event.stop()
         self.post_message(self.ItemHighlighted(self, self.selected_decision))
 
-    def _widths(self, width: int) -> list[int]:
-        widths = [w for _, w, _ in _FIXED]
-        if not self.show_labels:
-            widths[_LABEL] = 0
-        if not self.show_min_budget:
-            widths[_MIN_BUDGET] = 0
-        gaps = sum(1 for w in widths if w > 0)
-        rest = width - sum(widths) - gaps
-        if rest < 12:  # narrow: shrink kind and outcome before the reason disappears
-            shrink = min(12 - rest, 8)
-            widths[_KIND] -= shrink // 2
-            widths[_OUTCOME] -= shrink - shrink // 2
-            rest = width - sum(widths) - gaps
-        return [*widths, max(0, rest)]
+    def columns(self, width: int) -> tuple[tuple[Column, ...], list[int]]:
+        """The columns shown and their widths (the same for every line of a paint)."""
+        columns, widths, for_width = self._columns
+        if for_width != width:
+            columns = visible_columns(self.table_view, ITEM_COLUMNS)
+            widths = column_widths(columns, width)
+            self._columns = (columns, widths, width)
+        return columns, widths
 
     def render_header(self, width: int) -> list[Segment]:
         style = self.part_style("header")
-        widths = self._widths(width)
-        names = [name for name, _, _ in _FIXED] + ["reason"]
-        aligns = [align for _, _, align in _FIXED] + ["<"]
-        if self.trace is not None:
-            names[1] = {"ordinal": "item▲", "score": "item", "tokens": "item"}[self.sort]
-            names[4] = "score▼" if self.sort == "score" else "score"
-            names[3] = "tokens▼" if self.sort == "tokens" else "tokens"
-        text = " ".join(_cell(n, w, a) for n, w, a in zip(names, widths, aligns, strict=True) if w > 0)
+        columns, widths = self.columns(width)
+        sort = self.sort if self.trace is not None else None
+        text = " ".join(
+            fit(column.header_text(sort), w, column.align) for column, w in zip(columns, widths, strict=True) if w > 0
+        )
         return [Segment(set_cell_size(text, width), style)]
 
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
@@ -269,33 +272,20 @@ class ItemsTable(VirtualList):
             body = self.part_style("muted")
         direction = self.diff.direction(d.key) if d.key in self.diff.changed else None
         row_bg = Style()
-        marker = ""
         if direction is not None:
-            marker = {1: "▲", -1: "▼", 0: "•"}[direction]
             row_bg = self.part_style({1: "changed-up", -1: "changed-down", 0: "changed"}[direction])
         if cursor:
             row_bg = self.part_style("cursor")
-        widths = self._widths(width)
-        reason = d.reason
-        if d.evicted_by:
-            reason = f"{reason} [for {d.evicted_by}]"
-        cells = [
-            (marker, outcome_style),
-            (item_id(d), body),
-            (clean_inline(d.label, 40), body),
-            (f"{d.tokens:,}", body),
-            (format_score(d.score), body),
-            (label_marker(d.label_extra), self.part_style(f"label-{label_tone(d.label_extra)}")),
-            (outcome_text(d.outcome), outcome_style + Style(bold=True)),
-            ("never" if d.min_budget is None else f"{d.min_budget:,}", body),
-            (clean_inline(reason, 300), body),
-        ]
-        aligns = [align for _, _, align in _FIXED] + ["<"]
+        tones = {"body": body, "outcome": outcome_style, "strong": outcome_style + Style(bold=True)}
+        view = self.table_view
         segments: list[Segment] = []
-        for (text, style), w, align in zip(cells, widths, aligns, strict=True):
+        columns, widths = self.columns(width)
+        for column, w in zip(columns, widths, strict=True):
             if w <= 0:
                 continue
-            segments.append(Segment(_cell(text, w, align), base + style + row_bg))
+            tone = column.tone
+            style = self.part_style(f"label-{label_tone(d.label_extra)}") if tone == "label" else tones[tone]
+            segments.append(Segment(fit(column.cell(d, view), w, column.align), base + style + row_bg))
             segments.append(Segment(" ", base + row_bg))
         if segments:
             segments.pop()

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from textual.widgets import Select
 
+from ctxview.tui.actions import app_key
 from ctxview.tui.scoring_view import (
     SCORER_HELP,
     TOKENIZER_CYCLE,
@@ -45,8 +46,10 @@ class ScorerSelect(ChoiceSelect):
 
     def __init__(self, scorer: str, *, id: str | None = None) -> None:
         super().__init__(scorer_options(scorer), scorer_choice(scorer), id=id)
-        self.tooltip = "Scorer (c cycles):\n" + "\n".join(
-            f"{name}: {SCORER_HELP[name]}" for name in scorer_options(scorer) if name in SCORER_HELP
+
+    def on_mount(self) -> None:
+        self.tooltip = f"Scorer ({app_key(self.app, 'inspector.cycle_scorer')} cycles):\n" + "\n".join(
+            f"{name}: {SCORER_HELP[name]}" for name in self.names if name in SCORER_HELP
         )
 
 
@@ -58,6 +61,8 @@ class TokenizerSelect(ChoiceSelect):
     def __init__(self, tokenizer: str, *, id: str | None = None) -> None:
         names = list(TOKENIZER_CYCLE) if tokenizer in TOKENIZER_CYCLE else [*TOKENIZER_CYCLE, tokenizer]
         super().__init__(names, tokenizer, id=id)
-        self.tooltip = "Tokenizer (u toggles):\n" + "\n".join(
+
+    def on_mount(self) -> None:
+        self.tooltip = f"Tokenizer ({app_key(self.app, 'inspector.toggle_tokenizer')} toggles):\n" + "\n".join(
             f"{name}: {TOKENIZER_HELP[name]}" for name in TOKENIZER_CYCLE
         )

@@ -7,6 +7,7 @@ same drawing the headless ``ctxview sweep`` prints), sized to the widget.
 from __future__ import annotations
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from ctxview.sweep import SweepResult, chart_rows, y_range
@@ -26,15 +27,18 @@ class SweepPlot(Widget):
     """
     COMPONENT_CLASSES = {"sweep-plot--bars", "sweep-plot--budget", "sweep-plot--axis"}  # noqa: RUF012
 
-    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self.result: SweepResult | None = None
-        self.marker: int | None = None  # the inspector's current budget
+    result: reactive[SweepResult | None] = reactive(None, init=False, layout=False)  # None: still sweeping
 
-    def show(self, result: SweepResult, marker: int | None = None) -> None:
-        self.result = result
-        self.marker = marker
-        self.refresh()
+    def __init__(
+        self,
+        marker: int | None = None,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.marker = marker  # the budget the sweep started from, drawn as a line
 
     def render(self) -> Text:
         result = self.result

@@ -12,25 +12,20 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ctxview.tui.actions import bindings
+
 
 class VirtualList(ScrollView, can_focus=True):
     """Base class: subclasses implement ``render_row`` (and optionally ``render_header``)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False, id="list.up"),
-        Binding("down,j", "cursor(1)", "Down", show=False, id="list.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="list.page_up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="list.page_down"),
-        Binding("home,g", "edge(-1)", "First", show=False, id="list.first"),
-        Binding("end,G", "edge(1)", "Last", show=False, id="list.last"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("list")
 
     DEFAULT_CSS = """
     VirtualList {

@@ -6,8 +6,8 @@ session that is nearly all of them; the index finds the others from the
 postings of the prompt's terms and adds their contributions in prompt order,
 so every float is bit-identical to ``score_item``.  The selection order
 (score descending, newer first on ties) then needs a sort of the scored items
-only: the zero-score ones follow in index-descending order, exactly where the
-reference's stable sort puts them.
+only (``select.prompt_aware_order_sparse``).  The index of a resolved list,
+and the scores of the latest prompt, are kept in the list's cache.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ctxview.assembly.resolve import ResolvedItem, tokenize
+from ctxview.assembly.incremental.static import SessionStatic, static_of
+from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, tokenize
 from ctxview.assembly.scoring import score_item
-from ctxview.assembly.select import GreedyOrder
-from ctxview.model import TermMatch
+from ctxview.assembly.select import GreedyOrder, prompt_aware_order_sparse
+from ctxview.model import Session, TermMatch
 
 _ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
 
@@ -149,15 +150,9 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         return scores
 
     def order(self) -> list[int]:
-        """Evictable indexes by score descending, larger index first on ties (the reference's order)."""
+        """The §6.2 prompt-aware order of these scores (``select.prompt_aware_order_sparse``), built once."""
         if self._order is None:
-            positive = self.positive
-            ranked = sorted(positive, key=lambda i: (-positive[i], -i))
-            if positive:
-                ranked.extend(i for i in range(len(self.evictable) - 1, -1, -1) if i not in positive)
-            else:
-                ranked.extend(range(len(self.evictable) - 1, -1, -1))
-            self._order = ranked
+            self._order = prompt_aware_order_sparse(self.positive, len(self.evictable))
         return self._order
 
     def greedy(self) -> GreedyOrder:
@@ -165,3 +160,64 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         if self._greedy is None:
             self._greedy = GreedyOrder(self.order(), self.evictable)
         return self._greedy
+
+
+def indexed_scores(
+    resolved: list[ResolvedItem],
+    static: SessionStatic,
+    evictable: list[ResolvedItem],
+    terms: tuple[str, ...],
+    *,
+    stubbed: bool,
+    build: bool = False,
+) -> IndexedScores | None:
+    """BM25-lite scores of the evictable items through the session's term index.
+
+    The index is built by ``build=True`` (``SessionAssembler.prepare``) or by the second
+    searchable prompt on the same resolved list; before that (a one-shot CLI run) the
+    answer is None and the caller scores items directly, which is cheaper for one run.
+    """
+    items = static.overlay.items
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"term-index:{id(items)}"
+    index: TermIndex | None = None
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is items:
+            index = hit[1]
+    if index is None:
+        if not build:
+            if cache is None:
+                return None
+            asked = cache.get(f"term-asks:{id(items)}", 0) + 1
+            cache[f"term-asks:{id(items)}"] = asked
+            if asked < 2:
+                return None
+        index = TermIndex(items)
+        if cache is not None:
+            cache[key] = (items, index)
+    focus = static.overlay.focus_item
+    focus_position = index.position.get(id(focus)) if focus is not None else None
+    if stubbed:
+        copies = [i for i, item in enumerate(evictable) if item.stub_of is not None]
+        return IndexedScores(evictable, terms, index, items, focus_position=focus_position, copies=copies)
+    # without stubs the evictable list is the first len(evictable) non-focus items: the same prompt over
+    # the same length gives the same scores, so a budget edit reuses them (and their prepared order)
+    signature = (terms, len(evictable), focus_position, id(index))
+    memo_key = f"scores:{id(items)}"
+    hit = cache.get(memo_key) if cache is not None else None
+    if hit is not None and hit[0] is items and hit[1] == signature:
+        return hit[2]
+    scores = IndexedScores(evictable, terms, index, items, focus_position=focus_position)
+    if cache is not None:
+        cache[memo_key] = (items, signature, scores)
+    return scores
+
+
+def term_index(session_resolved: list[ResolvedItem], session: Session, timezone: str) -> TermIndex:
+    """Build (or return) the term index of a resolved list now, e.g. in a background thread after loading."""
+    static = static_of(session, session_resolved, timezone)
+    indexed = indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
+    assert indexed is not None
+    return indexed.index
+

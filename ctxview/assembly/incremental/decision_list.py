@@ -1,8 +1,8 @@
-"""The decisions of one run as a lazy, read-only sequence.
+"""The decisions of one run as a lazy, read-only sequence (the ``DecisionList`` of ``ctxview.model``).
 
 A 100,000-item session cannot afford 100,000 ``Decision`` objects (and their
 reason strings) on every keystroke, and no view looks at more than a screenful
-of them.  ``DecisionList`` builds decisions in chunks the first time they are
+of them.  ``LazyDecisionList`` builds decisions in chunks the first time they are
 read, with the very code that would have built them eagerly, then applies the
 engine's later changes; columns that views scan as a whole (outcomes for the
 what-changed diff, tokens for the budget line) come from fast providers that
@@ -23,7 +23,7 @@ Builder = Callable[[int, int], list[Decision]]  # (start, stop) → fresh decisi
 ColumnProvider = Callable[[], list[Any]]
 
 
-class DecisionList(Sequence[Decision]):
+class LazyDecisionList(Sequence[Decision]):
     """``count`` decisions built on demand by ``build``, then ``extra`` ones appended as they are."""
 
     __slots__ = (
@@ -128,11 +128,11 @@ class DecisionList(Sequence[Decision]):
             if self._chunks[index // CHUNK] is not None:
                 self._apply_built(index, fields)
 
-    def fork(self) -> DecisionList:
+    def fork(self) -> LazyDecisionList:
         """A new list over the same run: same builder and columns, none of this list's changes."""
         if self._extra or self._overrides or self._resets or self._key_maps:
             raise RuntimeError("fork() is for an unchanged list (the assembler's own)")
-        return DecisionList(self._count, self._build, columns=self._columns, index_of_key=self._index_of_key)
+        return LazyDecisionList(self._count, self._build, columns=self._columns, index_of_key=self._index_of_key)
 
     def overridden(self, name: str) -> dict[int, Any]:
         """Position → value of every override that sets ``name``."""
@@ -215,14 +215,14 @@ class DecisionList(Sequence[Decision]):
         yield from self._extra
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (DecisionList, list, tuple)):
+        if isinstance(other, (LazyDecisionList, list, tuple)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"DecisionList({len(self)} decisions)"
+        return f"LazyDecisionList({len(self)} decisions)"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (list(self),))  # copies and pickles are plain lists
@@ -262,19 +262,3 @@ class DecisionList(Sequence[Decision]):
         values.extend(getattr(d, name) for d in self._extra)
         return values
 
-
-def column(decisions: Sequence[Decision], name: str) -> list[Any]:
-    """A field of every decision, the fast way when ``decisions`` is a ``DecisionList``."""
-    if isinstance(decisions, DecisionList):
-        return decisions.column(name)
-    return [getattr(d, name) for d in decisions]
-
-
-def index_of(decisions: Sequence[Decision], key: str) -> int | None:
-    """Position of the decision with ``key``, or None."""
-    if isinstance(decisions, DecisionList):
-        return decisions.index_of(key)
-    for index, decision in enumerate(decisions):
-        if decision.key == key:
-            return index
-    return None

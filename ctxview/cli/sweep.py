@@ -1,8 +1,4 @@
-"""``ctxview sweep DB …``: assemble across budgets and print the chart and each item's smallest budget.
-
-Headless (no Textual).  ``cli.py`` owns the parser: it adds the selection
-flags and calls ``add_sweep_arguments``; ``run_sweep`` does the rest.
-"""
+"""``ctxview sweep DB``: assemble across budgets and print the chart and each item's smallest budget."""
 
 from __future__ import annotations
 
@@ -11,18 +7,22 @@ import json
 import sys
 from dataclasses import replace
 
+from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, resolve_params
 from ctxview.errors import InputError
 from ctxview.model import Trace
 from ctxview.sweep import DEFAULT_POINTS, DEFAULT_RUNS, SweepResult, budget_range, spaced, sweep, sweep_json, text_chart
 
-SWEEP_DESCRIPTION = (
+DESCRIPTION = (
     "Assemble a conversation at many token budgets, from the fresh-tail size to the whole session, and show "
     "the tokens kept against the budget (a text chart) and, per item, the smallest budget at which it is kept."
 )
 
+EPILOG = DEFAULTS_HELP
 
-def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
-    """The sweep's own options (the caller adds ``db`` and the selection flags)."""
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("db", help="LCM SQLite database")
+    add_selection_flags(parser)
     parser.add_argument("--points", type=int, default=DEFAULT_POINTS, metavar="N",
                         help=f"budgets on the curve, evenly spaced (default {DEFAULT_POINTS})")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, metavar="N",
@@ -40,9 +40,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--height", type=int, default=12, help="chart height in rows (default 12)")
 
 
-def run_sweep(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Load the session, sweep, print; errors a user can cause raise ``CtxviewError`` (exit 2 in the CLI)."""
-    from ctxview.cli import resolve_params
     from ctxview.pipeline import SessionAssembler
     from ctxview.store import LcmStore
 
@@ -75,7 +74,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def item_lines(result: SweepResult, trace: Trace, limit: int) -> str:
     """Items with their smallest kept budget, the ones that need the most budget first."""
-    from ctxview.assembly.decision_list import column
+    from ctxview.model import column
 
     decisions = trace.decisions
     keys = column(decisions, "key")

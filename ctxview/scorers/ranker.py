@@ -1,9 +1,11 @@
-"""Opt-in scorers (rarity, section ROI, Unicode terms) plugged into budget selection.
+"""The opt-in scorers (rarity, section ROI, Unicode terms) as a ``Ranker`` of §6 selection.
 
 The reference BM25-lite path never comes here: with the default scorer and
-tokenizer the assembler ranks exactly as the reference does.  A named mode
-replaces only the ranking of the evictable items and, for section ROI, swaps
-below-threshold items for one-line stubs whose tokens count against the budget.
+tokenizer the pipeline passes no ranker and the assembler ranks exactly as the
+reference does.  A named mode replaces only the ranking of the evictable items
+and, for section ROI, swaps below-threshold items for one-line stubs whose
+tokens count against the budget.  The assembly owns the protocol
+(``ctxview.assembly.ranking``); this module implements it.
 """
 
 from __future__ import annotations
@@ -11,55 +13,33 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ctxview.assembly.ranking import Ranking
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.model import Session, TermMatch
-
-if TYPE_CHECKING:  # the scorers load only when a run asks for one (a default run never does)
-    from ctxview.scorers import ScoringRun
-    from ctxview.scorers.base import ScoreDoc, ScoreResult
-
-DEFAULT_SCORER = "lcm"
-DEFAULT_TOKENIZER = "lcm"
-
-
-def is_reference_mode(scorer: str, tokenizer: str) -> bool:
-    return scorer in ("lcm", "bm25-lite") and tokenizer == DEFAULT_TOKENIZER
+from ctxview.scorers import ScoringRun, run_scoring
+from ctxview.scorers.base import ScoreDoc, ScoreResult
+from ctxview.scorers.rarity import low_confidence
 
 
 @dataclass(slots=True)
-class Ranking:
-    """What an opt-in scorer decided about the evictable items of one run."""
+class ScorerRanking(Ranking):
+    """A ``Ranking`` with the scoring run behind it (its statistics and ROI table go into the trace)."""
 
-    items: list[ResolvedItem]  # the evictable list, ROI stubs swapped in
-    scored: list[tuple[float | None, tuple[TermMatch, ...]]]  # parallel: score (None = not scored), term rows
-    order: list[int] | None  # evictable indexes best first; None → the scorer does not rank
-    labels: list[str]  # parallel: "exact" / "keyword-only" / ROI band / ""
-    notes: list[str]  # parallel: the scorer's one-line explanation
     run: ScoringRun
-    stubbed_count: int = 0
-    tokens_saved: int = 0
 
     def keyword_only(self, kept_keys: set[str]) -> bool:
         """Scorers.md B.2: the kept items match the prompt's words, none by term frequency."""
         if self.run.name != "rarity":
             return False
-        from ctxview.scorers.rarity import low_confidence
-
         kept = [r for item, r in zip(self.items, self.run.results, strict=True) if item.key in kept_keys]
         return low_confidence(kept)
 
-    @property
-    def low_confidence(self) -> bool:
-        """Every evictable item scored zero: the ranking carries no signal."""
-        shown = [score for score, _ in self.scored if score is not None]
-        return bool(shown) and all(score == 0 for score in shown)
 
-
-class Rescorer:
-    """Scores a session's evictable items with a named scorer; reusable across runs."""
+class ScorerRanker:
+    """Ranks a session's evictable items with a named scorer (a ``Ranker``); reusable across runs."""
 
     def __init__(
         self,
@@ -79,9 +59,7 @@ class Rescorer:
             self.options["threshold"] = stub_threshold
         self._docs: dict[int, ScoreDoc] = {}
 
-    def rank(self, evictable: Sequence[ResolvedItem], prompt: str | None) -> Ranking:
-        from ctxview.scorers import run_scoring
-
+    def rank(self, evictable: Sequence[ResolvedItem], prompt: str | None) -> ScorerRanking:
         docs = [self._doc(item, index) for index, item in enumerate(evictable)]
         run = run_scoring(
             docs,
@@ -111,7 +89,17 @@ class Rescorer:
         order = None
         if run.ranks:
             order = sorted(range(len(items)), key=lambda i: run.results[i].sort_key)
-        return Ranking(items, scored, order, labels, notes, run, stubbed, saved)
+        return ScorerRanking(
+            name=run.name,
+            items=items,
+            scored=scored,
+            order=order,
+            labels=labels,
+            notes=notes,
+            stubbed_count=stubbed,
+            tokens_saved=saved,
+            run=run,
+        )
 
     def _doc(self, item: ResolvedItem, pool_index: int) -> ScoreDoc:
         cached = self._docs.get(id(item))
@@ -124,8 +112,6 @@ class Rescorer:
 
 def score_doc(item: ResolvedItem, pool_index: int | None) -> ScoreDoc:
     """The scorer's view of a resolved item (slug sources from its blocks)."""
-    from ctxview.scorers.base import ScoreDoc
-
     message = item.message
     tool_names: list[str] = []
     content = message.get("content")

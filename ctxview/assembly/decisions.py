@@ -1,0 +1,547 @@
+"""Why each context item and live input ended where it did: every ``Decision`` and its one-line reason.
+
+Every ``Decision`` ctxview makes is built here.  The constructors
+(``item_decision``, ``focus_decision``, ``covered_decision``,
+``unresolved_decision``, ``live_decision``, ``recall_decision``) fill what
+follows from the thing decided about (an item's key, role, ids, tokens, text;
+a live input's roles); their callers say only what was decided and why.  A
+new field of the items table is therefore declared in ``ctxview.model.Decision``
+and filled in this module.
+
+The assembler records what one run decided in a ``RunRecord``;
+``run_decisions`` turns any range of its decision plan into decisions with
+their reasons (the lazy list in ``incremental/decision_columns.py`` asks for
+a chunk at a time).  The engine builds the decisions of live inputs and of
+the recall cue with the constructors and changes item decisions by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ctxview.assembly.fresh_tail import FreshTail
+from ctxview.assembly.incremental.static import PlanIndex, SessionStatic, item_label
+from ctxview.assembly.live import stored_role
+from ctxview.assembly.postprocess import Cleaned
+from ctxview.assembly.ranking import Ranking
+from ctxview.assembly.resolve import ResolvedItem, unresolved_reason
+from ctxview.assembly.select import Selection
+from ctxview.assembly.tool_pairs import RepairLog
+from ctxview.model import ContextItemRow, Decision, MessageRow, Outcome, Segment, Session, TermMatch, describe_key
+
+RECALL_KEY = "r:cue"  # the decision key of the engine's prompt-recall cue (§10.3)
+
+# --- the constructors ----------------------------------------------------------------------------
+
+
+def item_decision(
+    item: ResolvedItem,
+    *,
+    label: str,
+    segment: Segment,
+    selected: bool,
+    outcome: Outcome,
+    reason: str,
+    score: float | None = None,
+    matched_terms: tuple[TermMatch, ...] = (),
+    label_extra: str = "",
+    pair_with: tuple[str, ...] = (),
+    tool_call_ids: tuple[str, ...] = (),
+    output_index: int | None = None,
+    synthetic_result_for: tuple[str, ...] = (),
+) -> Decision:
+    """A context item the budget pass saw (evictable or fresh tail); ``item`` as it was assembled (a stub's copy).
+
+    Built once per item an export or a view reads, so its fields go in by position: matching
+    25 keywords against a slotted dataclass's ``__init__`` costs a fifth of building a decision.
+    ``tests/unit/test_decisions.py`` checks every field by name.
+    """
+    summary = item.summary
+    return Decision(
+        item.key,  # key
+        item.ordinal,  # ordinal
+        None,  # live_index
+        "message" if item.is_message else "summary",  # kind
+        label,  # label
+        item.message.get("role"),  # role
+        item.source_role,  # source_role
+        item.message_id,  # message_id
+        item.seq,  # seq
+        summary.summary_id if summary is not None else None,  # summary_id
+        item.tokens,  # tokens
+        None,  # serialized_tokens
+        score,  # score
+        matched_terms,  # matched_terms
+        segment,  # segment
+        selected,  # selected
+        outcome,  # outcome
+        reason,  # reason
+        pair_with,  # pair_with
+        tool_call_ids,  # tool_call_ids
+        output_index,  # output_index
+        None,  # protected
+        None,  # evicted_by
+        None,  # covered_by
+        label_extra,  # label_extra
+        item.text,  # text
+        synthetic_result_for,  # synthetic_result_for
+        None,  # min_budget
+        summary.kind if summary is not None else None,  # summary_kind
+    )
+
+
+def focus_decision(focus: ResolvedItem, *, outcome: Outcome, reason: str, output_index: int | None) -> Decision:
+    """The focus brief's item (§10.1): always kept, never listed in keptOrdinals, so never ``selected``."""
+    return Decision(
+        key=focus.key,
+        ordinal=focus.ordinal,
+        live_index=None,
+        kind="focus",
+        label="focus",
+        role="user",
+        source_role=None,
+        message_id=None,
+        seq=None,
+        summary_id=None,
+        tokens=focus.tokens,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment="focus",
+        selected=False,
+        outcome=outcome,
+        reason=reason,
+        output_index=output_index,
+        text=focus.text,
+    )
+
+
+def covered_decision(item: ResolvedItem, *, reason: str) -> Decision:
+    """A summary the focus brief replaces (§10.1)."""
+    summary = item.summary
+    return Decision(
+        key=item.key,
+        ordinal=item.ordinal,
+        live_index=None,
+        kind="summary",
+        label=item_label(item),
+        role="user",
+        source_role=None,
+        message_id=None,
+        seq=None,
+        summary_id=summary.summary_id if summary is not None else None,
+        summary_kind=summary.kind if summary is not None else None,
+        tokens=item.tokens,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment="focus",
+        selected=False,
+        outcome="replaced-by-focus",
+        reason=reason,
+        text=item.text,
+    )
+
+
+def unresolved_decision(row: ContextItemRow, message: MessageRow | None, *, segment: Segment, reason: str) -> Decision:
+    """A context row that resolved to no item (``message``: its stored message, if there is one)."""
+    return Decision(
+        key=f"o:{row.ordinal}",
+        ordinal=row.ordinal,
+        live_index=None,
+        kind=row.item_type if row.item_type in ("message", "summary") else "message",
+        label=message.role if message is not None else "missing",
+        role=None,
+        source_role=message.role if message is not None else None,
+        message_id=row.message_id,
+        seq=message.seq if message is not None else None,
+        summary_id=row.summary_id,
+        tokens=0,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment=segment,
+        selected=False,
+        outcome="unresolved",
+        reason=reason,
+    )
+
+
+def live_decision(
+    index: int,
+    message: Any,
+    *,
+    stored: Any,
+    outcome: Outcome,
+    reason: str,
+    output_index: int | None,
+    tokens: int = 0,
+    serialized_tokens: int | None = None,
+    covered_by: str | None = None,
+) -> Decision:
+    """Live input ``index``: ``message`` as the engine read it, ``stored`` as the host sent it."""
+    role = message.get("role") if isinstance(message, dict) else None
+    return Decision(
+        key=f"l:{index}",
+        ordinal=None,
+        live_index=index,
+        kind="live",
+        label="live",
+        role=role if isinstance(role, str) else None,
+        source_role=stored_role(stored),
+        message_id=None,
+        seq=None,
+        summary_id=None,
+        tokens=tokens,
+        serialized_tokens=serialized_tokens,
+        score=None,
+        matched_terms=(),
+        segment="live",
+        selected=False,
+        outcome=outcome,
+        reason=reason,
+        output_index=output_index,
+        covered_by=covered_by,
+    )
+
+
+def recall_decision(text: str, tokens: int, *, outcome: Outcome, reason: str, output_index: int | None) -> Decision:
+    """The engine's prompt-recall cue (§10.3): its own row, first when the model gets it."""
+    return Decision(
+        key=RECALL_KEY,
+        ordinal=None,
+        live_index=None,
+        kind="recall",
+        label="recall cue",
+        role="user",
+        source_role=None,
+        message_id=None,
+        seq=None,
+        summary_id=None,
+        tokens=tokens,
+        serialized_tokens=None,
+        score=None,
+        matched_terms=(),
+        segment="recall",
+        selected=False,
+        outcome=outcome,
+        reason=reason,
+        output_index=output_index,
+        text=text,
+    )
+
+
+# --- what one run decided ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """What the assembler decided in one run, kept so its decisions can be built (and explained) when read."""
+
+    session: Session
+    static: SessionStatic
+    tail: FreshTail
+    evictable: list[ResolvedItem]
+    selection: Selection
+    scored: Sequence[tuple[float | None, tuple[TermMatch, ...]]] | None
+    cleaned: Cleaned
+    repair: RepairLog
+    keys: list[str | None]
+    remaining: int
+    orphan_set: set[Any]
+    duplicate_set: set[Any]
+    selected_ids: set[int]
+    plan_index: PlanIndex
+    ranking: Ranking | None = None
+    prep: RunLookups | None = None  # built by the first chunk of decisions, shared by the others
+
+
+@dataclass(slots=True)
+class RunLookups:
+    """Per-run lookups every chunk of decisions needs (built on the first chunk)."""
+
+    output_index: dict[str, int]
+    evict_index: dict[int, int]
+    effective: dict[int, ResolvedItem]  # id(canonical item) → the copy assembled in its place (a stub)
+    touched: set[str]  # keys clean-up or the pairing repair changed
+
+
+def run_lookups(run: RunRecord) -> RunLookups:
+    prep = run.prep
+    if prep is None:
+        prep = run.prep = RunLookups(
+            output_index={key: i for i, key in enumerate(run.keys) if key is not None},
+            evict_index={id(item): i for i, item in enumerate(run.evictable)},
+            effective={id(item.stub_of): item for item in run.evictable if item.stub_of is not None},
+            touched=(
+                set(run.cleaned.stripped_calls)
+                | run.cleaned.dropped_orphan_calls
+                | set(run.cleaned.dropped_empty)
+                | set(run.repair.dropped_assistants)
+                | run.orphan_set
+                | run.duplicate_set
+                | set(run.repair.calls_removed)
+            ),
+        )
+    return prep
+
+
+# --- the reasons ---------------------------------------------------------------------------------
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _nth(rank: int) -> str:
+    if 10 <= rank % 100 <= 20:
+        suffix = "th"
+    else:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
+    return f"{rank}{suffix}"
+
+
+def _score_text(score: float) -> str:
+    return "0" if score == 0 else f"{score:.3g}"
+
+
+def _count_text(count: float) -> str:
+    return str(int(count)) if float(count).is_integer() else f"{count:g}"
+
+
+def _ids_text(ids: Sequence[str]) -> str:
+    return ", ".join(dict.fromkeys(ids))
+
+
+class Reasons:
+    """Builds the one-line reasons of one run; shared strings are built once per run."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self.run = run
+        sel = run.selection
+        self.sel = sel
+        self.count = len(run.evictable)
+        self.full_fit = (
+            f"kept: every evictable item fits ({_n(sel.total)} tokens in the {_n(sel.remaining)} left "
+            "after the fresh tail)"
+        )
+        stop = run.evictable[sel.stop_index].ordinal if sel.stop_index is not None else None
+        self.older = f"evicted: chronological walk stopped at ordinal {stop} (did not fit); everything older is dropped"
+        self.remaining = _n(sel.remaining)
+
+    def evictable(self, index: int, item: ResolvedItem, kept: bool) -> str:
+        """§6: why the budget pass kept or evicted evictable item ``index``."""
+        sel = self.sel
+        mode = sel.mode
+        if mode == "full-fit":
+            return self.full_fit
+        left = sel.left_before[index]
+        if mode == "prompt-aware":
+            scored = self.run.scored
+            score = scored[index][0] if scored is not None else 0.0
+            shown = "—" if score is None else _score_text(score)
+            rank = f"score {shown} ranked {_nth(sel.rank[index])} of {self.count}"
+            verb = "fit" if kept else "did not fit"
+            return (
+                f"{'kept' if kept else 'evicted'}: {rank}; {_n(item.tokens)} tokens {verb} "
+                f"in the {_n(left or 0)} left of {self.remaining}"
+            )
+        if kept:
+            return f"kept: chronological, newest-first walk fit ({_n(item.tokens)} of {_n(left or 0)} remaining)"
+        if sel.stop_index == index:
+            return (
+                f"evicted: chronological walk stopped here: {_n(item.tokens)} tokens did not fit in the "
+                f"{_n(left or 0)} left of {self.remaining}; everything older is dropped"
+            )
+        return self.older
+
+    def fresh(self, item: ResolvedItem) -> str:
+        """§5: why the item is in the fresh tail."""
+        tail = self.run.tail
+        why = tail.why.get(item.ordinal)
+        if why == "newest":
+            return "fresh tail: the newest raw message is always protected"
+        if why == "latest-user":
+            return f"fresh tail: extended back to the latest user turn (ordinal {tail.latest_user_ordinal})"
+        if why == "count":
+            cap = f" within the {_n(tail.cap)}-token cap" if tail.cap is not None else ""
+            return f"fresh tail: within the last {_count_text(tail.count)} raw messages{cap}"
+        what = "summary" if item.summary is not None else "item"
+        return f"fresh tail: {what} at or after the tail boundary (ordinal ≥ {tail.start})"
+
+
+def stub_reason(canonical: ResolvedItem, stub: ResolvedItem, reason: str) -> str:
+    """§10.2 (or an opt-in section-ROI stub): what the stub replaced, before the selection reason."""
+    what = (
+        f"tool output {stub.file_id} replaced by a reference"
+        if stub.file_id is not None
+        else "below the section-ROI threshold, replaced by a one-line stub"
+    )
+    return f"stubbed: {_n(canonical.tokens)} → {_n(stub.tokens)} tokens ({what}); {reason}"
+
+
+def focus_reason(focus: ResolvedItem) -> str:
+    brief = focus.brief
+    ordinals = ", ".join(str(o) for o in focus.covered_ordinals)
+    n = len(focus.covered_ordinals)
+    return (
+        f"focus brief {brief.brief_id if brief else ''}: always kept; replaces {n} covered "
+        f"summar{'y' if n == 1 else 'ies'} (ordinal{'' if n == 1 else 's'} {ordinals})"
+    )
+
+
+def covered_reason(item: ResolvedItem, focus: ResolvedItem | None) -> str:
+    brief = focus.brief if focus is not None else None
+    watermark = ""
+    if brief is not None:
+        if brief.covered_message_seq is not None and item.summary_max_source_seq is not None:
+            watermark = f" (its sources end at seq {item.summary_max_source_seq} ≤ {brief.covered_message_seq})"
+        elif brief.covered_latest_at:
+            latest = item.summary.latest_at if item.summary is not None else None
+            watermark = f" (latest_at {latest} ≤ {brief.covered_latest_at})"
+    return f"replaced by focus brief {brief.brief_id if brief else ''}{watermark}"
+
+
+def post_outcome(run: RunRecord, key: str) -> tuple[Outcome, str] | None:
+    """§7.1–§7.4: outcome and reason when clean-up or the pairing repair changed a selected item."""
+    cleaned = run.cleaned
+    repair = run.repair
+    stripped = cleaned.stripped_calls.get(key, [])
+    if key in cleaned.dropped_orphan_calls:
+        if not stripped:
+            return "dropped-orphan-calls", "dropped: assistant message with empty content"
+        ids = _ids_text([c for c, _ in stripped])
+        return "dropped-orphan-calls", f"dropped: every block was a tool call whose result is not selected ({ids})"
+    if key in cleaned.dropped_empty:
+        return "dropped-empty", f"dropped: empty after clean-up ({cleaned.dropped_empty[key]})"
+    if key in repair.dropped_assistants:
+        removed = _ids_text([c for c, _ in repair.calls_removed.get(key, [])])
+        if repair.dropped_assistants[key] == "terminal":
+            return "duplicate-dropped", f"dropped: error/aborted turn lost its tool calls ({removed})"
+        return "duplicate-dropped", f"dropped: its tool calls {removed} duplicate earlier calls; nothing else is left"
+    if key in run.orphan_set:
+        return "orphan-result-dropped", "dropped: orphan tool result (its call is not in the context before it)"
+    if key in run.duplicate_set:
+        return "duplicate-dropped", "dropped: duplicate tool result (another result for the same call is kept)"
+    removed_calls = repair.calls_removed.get(key, [])
+    if stripped or removed_calls:
+        parts = []
+        not_sel = [c for c, why in stripped if why == "not-selected"]
+        before = [c for c, why in stripped if why == "result-before-call"]
+        dup = [c for c, why in removed_calls if why == "duplicate"]
+        term = [c for c, why in removed_calls if why == "terminal"]
+        if not_sel:
+            parts.append(f"tool calls {_ids_text(not_sel)} stripped: result not selected")
+        if before:
+            parts.append(f"tool calls {_ids_text(before)} stripped: their result comes before the call")
+        if dup:
+            parts.append(f"tool calls {_ids_text(dup)} removed: duplicate of an earlier call")
+        if term:
+            parts.append(f"tool calls {_ids_text(term)} removed: error/aborted turn")
+        return "tool-calls-stripped", "; ".join(parts)
+    return None
+
+
+# --- the decisions of a run ------------------------------------------------------------------------
+
+
+def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> list[Decision]:
+    """The decisions of plan positions ``start:stop`` (all by default), built fresh."""
+    static = run.static
+    prep = run_lookups(run)
+    output_index = prep.output_index
+    evict_index = prep.evict_index
+    effective = prep.effective
+    touched = prep.touched
+    moved = run.repair.moved_after_results
+    synthetic = run.repair.synthetic
+    labels = static.labels
+    tool_ids = static.tool_ids
+    selected_ids = run.selected_ids
+    pairs = static.pairs
+    scored = run.scored
+    ranking = run.ranking
+    reasons = Reasons(run)
+    focus = static.overlay.focus_item
+    decisions: list[Decision] = []
+    append = decisions.append
+    plan = static.plan if start == 0 and stop is None else static.plan[start:stop]
+    for tag, obj in plan:
+        if tag == "item":
+            canonical: ResolvedItem = obj
+            item = effective.get(id(canonical), canonical) if effective else canonical
+            key = item.key
+            selected = id(item) in selected_ids
+            index = evict_index.get(id(item))
+            score: float | None = None
+            matched: tuple[TermMatch, ...] = ()
+            label_extra = ""
+            segment: Segment
+            outcome: Outcome
+            if index is not None:
+                segment = "evictable"
+                if scored is not None:
+                    score, matched = scored[index]
+                reason = reasons.evictable(index, item, selected)
+                outcome = "kept" if selected else "evicted"
+                if ranking is not None:
+                    label_extra = ranking.labels[index]
+                    note = ranking.notes[index]
+                    reason = f"{reason} ({ranking.name}: {note})" if note else reason
+                if item.stub_of is not None:
+                    reason = stub_reason(canonical, item, reason)
+                    if selected:
+                        outcome = "stubbed"
+            else:
+                segment = "fresh-tail"
+                outcome = "fresh-tail"
+                reason = reasons.fresh(item)
+            if selected and key in touched:
+                post = post_outcome(run, key)
+                if post is not None:
+                    outcome, reason = post
+            elif selected and key in moved:
+                reason = f"{reason}; moved after the tool results of {describe_key(moved[key])}"
+            append(
+                item_decision(
+                    item,
+                    label=labels.get(id(canonical)) or item_label(item),
+                    segment=segment,
+                    selected=selected,
+                    outcome=outcome,
+                    reason=reason,
+                    score=score,
+                    matched_terms=matched,
+                    label_extra=label_extra,
+                    pair_with=pairs.get(id(canonical), ()),
+                    tool_call_ids=tool_ids.get(id(canonical), ()),
+                    output_index=output_index.get(key),
+                    synthetic_result_for=tuple(synthetic[key]) if key in synthetic else (),
+                )
+            )
+        elif tag == "focus":
+            brief: ResolvedItem = obj
+            focus_outcome: Outcome = "focus"
+            reason = focus_reason(brief)
+            post = post_outcome(run, brief.key)
+            if post is not None:
+                focus_outcome, reason = post
+            append(
+                focus_decision(brief, outcome=focus_outcome, reason=reason, output_index=output_index.get(brief.key))
+            )
+        elif tag == "covered":
+            append(covered_decision(obj, reason=covered_reason(obj, focus)))
+        else:
+            row: ContextItemRow = obj
+            message = run.session.messages.get(row.message_id) if row.message_id is not None else None
+            append(
+                unresolved_decision(
+                    row,
+                    message,
+                    segment="fresh-tail" if run.tail.is_fresh(row.ordinal) else "evictable",
+                    reason=unresolved_reason(row, run.session),
+                )
+            )
+    return decisions

@@ -1,0 +1,233 @@
+"""What a resolved list gives whatever the parameters, built once and kept in the list's cache.
+
+The focus overlay, tool partners and the order of the decisions (§10.1, §7) do
+not change while the user edits the prompt or the budget; nor do the counts and
+prefix sums of the overlay items, or the per-position facts the lazy decisions
+read.  Each is built on the first run of a resolved list and stored in its
+``cache`` (keyed by the objects it was built from, so a new resolution or a new
+focus brief builds afresh); a resolved list without a cache builds every time.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+from typing import Any
+
+from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
+from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+from ctxview.assembly.resolve import ResolvedItem, ResolvedItems
+from ctxview.jsjson import js_string
+from ctxview.model import ContextItemRow, Session
+
+
+@dataclass(slots=True)
+class SessionStatic:
+    """What a resolved list gives for a session, whatever the parameters (cached per list)."""
+
+    overlay: FocusOverlay
+    all_results: dict[str, list[int]]  # result id → ordinals of every resolved item answering it
+    pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
+    unresolved_rows: list[ContextItemRow]
+    plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
+    labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
+    tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
+    context_ordinals: list[int]
+
+
+def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> SessionStatic:
+    """The static record of ``resolved`` (the §10.1 overlay needs the session's focus brief and time zone)."""
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"static:{id(session)}:{id(session.focus_brief)}:{timezone}"
+    if cache is not None and key in cache:
+        return cache[key]
+    overlay = apply_focus_overlay(resolved, session.focus_brief, timezone)
+    items = overlay.items
+    all_results: dict[str, list[int]] = {}
+    calls: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        if item.result_id:
+            all_results.setdefault(item.result_id, []).append(item.ordinal)
+        for cid in item.call_ids:
+            calls.setdefault(cid, []).append(item)
+    results_by_id: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        if item.result_id:
+            results_by_id.setdefault(item.result_id, []).append(item)
+    pairs: dict[int, tuple[str, ...]] = {}
+    for item in items:
+        if not item.call_ids and not item.result_id:
+            continue
+        partners: dict[str, None] = {}
+        for cid in item.call_ids:
+            for other in results_by_id.get(cid, ()):
+                if other is not item:
+                    partners[other.key] = None
+        if item.result_id:
+            for other in calls.get(item.result_id, ()):
+                if other is not item:
+                    partners[other.key] = None
+        if partners:
+            pairs[id(item)] = tuple(partners)
+    by_ordinal = {item.ordinal: item for item in resolved}
+    covered = {item.ordinal for item in overlay.covered}
+    focus = overlay.focus_item
+    plan: list[tuple[str, Any]] = []
+    unresolved_rows: list[ContextItemRow] = []
+    for row in sorted(session.items, key=lambda r: r.ordinal):
+        if focus is not None and row.ordinal == focus.ordinal:
+            plan.append(("focus", focus))
+        item = by_ordinal.get(row.ordinal)
+        if item is None:
+            unresolved_rows.append(row)
+            plan.append(("unresolved", row))
+        elif row.ordinal in covered:
+            plan.append(("covered", item))
+        else:
+            plan.append(("item", item))
+    labels = {id(item): item_label(item) for item in resolved}
+    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in resolved if item.call_ids or item.result_id}
+    static = SessionStatic(
+        overlay=overlay,
+        all_results=all_results,
+        pairs=pairs,
+        unresolved_rows=unresolved_rows,
+        plan=plan,
+        labels=labels,
+        tool_ids=tool_ids,
+        context_ordinals=[row.ordinal for row in session.items],
+    )
+    if cache is not None:
+        cache[key] = static
+    return static
+
+
+def item_label(item: ResolvedItem) -> str:
+    """The items table's label: role, ``leaf`` or ``condensed dN``, ``focus``."""
+    if item.is_focus_brief:
+        return "focus"
+    if item.summary is not None:
+        kind = item.summary.kind
+        return "leaf" if kind == "leaf" else f"{kind} d{js_string(item.summary.depth)}"
+    return str(item.message.get("role"))
+
+
+def per_static(static: SessionStatic, resolved: list[ResolvedItem], name: str, build: Callable[[], Any]) -> Any:
+    """``build()`` once per static record of a resolved list (kept in the list's cache beside its owner)."""
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"{name}:{id(static)}"
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None and hit[0] is static:
+        return hit[1]
+    value = build()
+    if cache is not None:
+        cache[key] = (static, value)
+    return value
+
+
+def chunk_plan_of(static: SessionStatic, resolved: list[ResolvedItem]) -> ChunkPlan:
+    """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
+    plan: ChunkPlan = per_static(static, resolved, "chunks", lambda: ChunkPlan.build(static.overlay.items))
+    return plan
+
+
+@dataclass(slots=True)
+class Shape:
+    """Counts and ordinals of the overlay items (parameter independent, cached per resolved list)."""
+
+    stats: dict[str, int]
+    focus_items: tuple[ResolvedItem, ...]
+    ordinals: list[int]
+    prefix_tokens: array[int]  # prefix_tokens[n] = tokens of the first n items
+
+
+def shape_of(static: SessionStatic, resolved: list[ResolvedItem]) -> Shape:
+    """The counts and prefix sums of the overlay items (one per static record)."""
+    shape: Shape = per_static(static, resolved, "shape", lambda: _build_shape(static))
+    return shape
+
+
+def _build_shape(static: SessionStatic) -> Shape:
+    items = static.overlay.items
+    raw_count = sum(1 for item in items if item.is_message)
+    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
+    ordinals = [item.ordinal for item in items]
+    if any(a > b for a, b in pairwise(ordinals)):
+        ordinals = []  # not in ordinal order (a hand-made session): no prefix/suffix shortcut
+    shape = Shape(
+        stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
+        focus_items=tuple(item for item in items if item.is_focus_brief),
+        ordinals=ordinals,
+        prefix_tokens=array("q", accumulate((item.tokens for item in items), initial=0)),
+    )
+    return shape
+
+
+@dataclass(slots=True)
+class PlanIndex:
+    """Per-position facts of the decision plan that no parameter changes (cached per resolved list)."""
+
+    keys: list[str]
+    ordinals: list[int]
+    kinds: list[str]
+    tokens: list[int]  # canonical item tokens (stub substitution overrides them per run)
+    fixed: list[str | None]  # outcome of focus / covered / unresolved positions; None for items
+    is_item: list[bool]
+    position: dict[int, int]  # id(canonical item or focus item) → position
+    index_of_key: dict[str, int]
+    unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
+
+
+def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIndex:
+    """The decision plan's per-position columns (one per static record)."""
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
+    key = f"plan-index:{id(static)}"
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is static:
+            return hit[1]
+    keys: list[str] = []
+    ordinals: list[int] = []
+    kinds: list[str] = []
+    tokens: list[int] = []
+    fixed: list[str | None] = []
+    is_item: list[bool] = []
+    position: dict[int, int] = {}
+    unresolved: list[tuple[int, int]] = []
+    for tag, obj in static.plan:
+        pos = len(keys)
+        if tag == "unresolved":
+            row: ContextItemRow = obj
+            keys.append(f"o:{row.ordinal}")
+            ordinals.append(row.ordinal)
+            kinds.append(row.item_type if row.item_type in ("message", "summary") else "message")
+            tokens.append(0)
+            fixed.append("unresolved")
+            is_item.append(False)
+            unresolved.append((pos, row.ordinal))
+            continue
+        item: ResolvedItem = obj
+        keys.append(item.key)
+        ordinals.append(item.ordinal)
+        tokens.append(item.tokens)
+        if tag == "item":
+            kinds.append("message" if item.is_message else "summary")
+            fixed.append(None)
+            is_item.append(True)
+            position[id(item)] = pos
+        elif tag == "focus":
+            kinds.append("focus")
+            fixed.append("focus")
+            is_item.append(False)
+            position[id(item)] = pos
+        else:
+            kinds.append("summary")
+            fixed.append("replaced-by-focus")
+            is_item.append(False)
+    index_of_key = {k: pos for pos, k in enumerate(keys)}  # the last wins, as a dict built from the list
+    plan_index = PlanIndex(keys, ordinals, kinds, tokens, fixed, is_item, position, index_of_key, unresolved)
+    if cache is not None:
+        cache[key] = (static, plan_index)
+    return plan_index

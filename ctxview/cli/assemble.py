@@ -1,0 +1,53 @@
+"""``ctxview assemble DB``: assemble headless and print the readable table, the parity JSON or an export."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, print_notes, resolve_params, terminal_width
+from ctxview.cli.export import add_output_arguments, run_export
+from ctxview.export.formats import FORMATS, format_help
+
+DESCRIPTION = "Assemble a conversation's context headless and print the result."
+EPILOG = DEFAULTS_HELP
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("db", help="LCM SQLite database")
+    add_selection_flags(parser)
+    parser.add_argument(
+        "--format",
+        choices=("trace", "table", "json", *(f for f in FORMATS if f != "trace")),
+        default="trace",
+        help="trace (or table): a readable per-item table with scores, outcomes and reasons (default); "
+        "json: the parity expected.json shape plus ctxview's decisions; or an export format — "
+        + format_help()
+        + " (the JSON decision trace is `ctxview export --format trace`)",
+    )
+    add_output_arguments(parser, with_format=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ctxview.pipeline import SessionAssembler
+    from ctxview.store import LcmStore
+
+    params, conversation = resolve_params(args)
+    with LcmStore(args.db) as store:
+        session = store.load_session_for(params, conversation)
+    trace = SessionAssembler(session).run(params)
+    if args.format not in ("trace", "table", "json"):
+        print_notes(session.warnings)  # the table and JSON carry them; an export does not
+    if args.format not in ("trace", "table"):
+        print_notes(trace.notes)  # what ctxview assumed or cannot reproduce: on stderr, the data stays clean
+    if args.format in ("trace", "table"):
+        from ctxview.report import trace_table
+
+        sys.stdout.write(trace_table(trace, width=terminal_width(160)) + "\n")
+        return 0
+    if args.format != "json":
+        return run_export(args, trace)
+    from ctxview.report import dumps, trace_to_json
+
+    sys.stdout.write(dumps(trace_to_json(trace)) + "\n")
+    return 0

@@ -1,0 +1,40 @@
+"""What every Pilot test (and the screenshot script) shares: waiting until the app has settled.
+
+``settle`` is the one wait that is not racy: no worker runs (but the ``--watch`` poll, which a
+timer restarts) and every inspector on the screen stack shows the trace of its current params, or
+the error that stopped it loading.  Tests press a key, then ``await settle(pilot)``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+async def settle(pilot: Any, timeout: float = 30.0) -> None:
+    """Wait until the app shows the result of everything asked of it so far."""
+    from textual.worker import WorkerState
+
+    from ctxview.tui.screens.inspector import InspectorScreen
+
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers if w.group != "watch")
+        inspectors = [s for s in app.screen_stack if isinstance(s, InspectorScreen)]
+        if not busy and all(s.settled or s.load_error is not None for s in inspectors):
+            return
+    raise AssertionError("the app did not settle")
+
+
+async def wait_for(pilot: Any, condition: Callable[[], object], timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds (for states ``settle`` does not know, such as a sub-screen's result)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        if condition():
+            return
+    raise AssertionError("condition never held")

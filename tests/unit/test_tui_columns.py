@@ -1,0 +1,101 @@
+"""The items table's column specs and the sweep's view state, without Textual."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ctxview.model import Decision, Params
+from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
+from ctxview.tui.state import MinBudgets
+from ctxview.tui.view import OutcomeDiff
+
+
+def decision(key: str = "o:3", *, reason: str = "r", evicted_by: str | None = None, label_extra: str = "") -> Decision:
+    return Decision(
+        key=key, ordinal=3, live_index=None, kind="message", label="tool\nResult", role="toolResult",
+        source_role="toolResult", message_id=3, seq=3, summary_id=None, tokens=12345, serialized_tokens=None,
+        score=0.25, matched_terms=(), segment="evictable", selected=False, outcome="evicted", reason=reason,
+        evicted_by=evicted_by, label_extra=label_extra,
+    )
+
+
+def cells(d: Decision, view: TableView) -> dict[str, str]:
+    return {column.header: column.cell(d, view) for column in visible_columns(view)}
+
+
+def test_optional_columns_show_only_when_their_view_state_is_there() -> None:
+    plain = TableView(OutcomeDiff())
+    headers = [c.header for c in visible_columns(plain)]
+    assert headers == ["", "item", "kind", "tokens", "score", "outcome", "reason"]
+    swept = TableView(OutcomeDiff(), labels=True, min_budgets=MinBudgets(Params(), {}))
+    headers = [c.header for c in visible_columns(swept)]
+    assert headers == ["", "item", "kind", "tokens", "score", "label", "outcome", "min budget", "reason"]
+
+
+def test_cells_read_the_decision_and_the_view() -> None:
+    d = decision(evicted_by="l:0", label_extra="keyword-only")
+    diff = OutcomeDiff(changed={"o:3": ("kept", "evicted")}, lost=1)
+    view = TableView(diff, labels=True, min_budgets=MinBudgets(Params(), {"o:3": 4500}))
+    assert cells(d, view) == {
+        "": "▼",
+        "item": "3",
+        "kind": "tool ⏎ Result",
+        "tokens": "12,345",
+        "score": "0.2500",
+        "label": "kw",
+        "outcome": "evicted",
+        "min budget": "4,500",
+        "reason": "r [for l:0]",
+    }
+    # an item the sweep never keeps, and a row the last edit did not change
+    view = TableView(OutcomeDiff(), labels=True, min_budgets=MinBudgets(Params(), {"o:3": None}))
+    assert cells(decision(), view)[""] == ""
+    assert cells(decision(), view)["min budget"] == "never"
+
+
+def test_the_header_marks_the_column_the_rows_are_sorted_by() -> None:
+    by_header = {c.header: c for c in ITEM_COLUMNS}
+    assert by_header["item"].header_text("ordinal") == "item▲"
+    assert by_header["item"].header_text("score") == "item"
+    assert by_header["score"].header_text("score") == "score▼"
+    assert by_header["tokens"].header_text("tokens") == "tokens▼"
+    assert by_header["tokens"].header_text(None) == "tokens"  # no rows yet: no mark
+    assert by_header["reason"].header_text("ordinal") == "reason"
+
+
+def test_widths_leave_the_rest_to_the_last_column_and_shrink_when_narrow() -> None:
+    columns = visible_columns(TableView(OutcomeDiff()))  # fixed 2+6+12+7+7+21 = 55 cells, 6 gaps
+    assert column_widths(columns, 120) == [2, 6, 12, 7, 7, 21, 59]
+    assert column_widths(columns, 73) == [2, 6, 12, 7, 7, 21, 12]  # the reason has its 12 cells: no shrink
+    # 5 cells for the reason: kind and outcome give up 7 (3 and 4), the reason gets 12
+    assert column_widths(columns, 66) == [2, 6, 9, 7, 7, 17, 12]
+    # shrinking stops at 8 cells, then the reason narrows, down to nothing
+    assert column_widths(columns, 60) == [2, 6, 8, 7, 7, 17, 7]
+    assert column_widths(columns, 40) == [2, 6, 8, 7, 7, 17, 0]
+
+
+def test_a_new_spec_is_a_new_column() -> None:
+    seq = Column("seq", 4, ">", lambda d, _: str(d.seq))
+    columns = visible_columns(TableView(OutcomeDiff()), (*ITEM_COLUMNS[:2], seq, *ITEM_COLUMNS[2:]))
+    assert [c.header for c in columns][:4] == ["", "item", "seq", "kind"]
+    assert column_widths(columns, 120)[2] == 4
+
+
+def test_fit_cuts_and_pads_by_alignment() -> None:
+    assert fit("evicted", 4, "<") == "evic"
+    assert fit("evicted", 9, "<") == "evicted  "
+    assert fit("12,345", 4, ">") == ",345"
+    assert fit("12", 4, ">") == "  12"
+    assert fit("x", 0, "<") == ""
+
+
+def test_min_budgets_cover_params_that_differ_in_the_budget_alone() -> None:
+    swept = Params(token_budget=2000, prompt="helm rollback")
+    budgets = MinBudgets(swept, {"o:1": 800, "o:2": None})
+    assert budgets.covers(swept)
+    assert budgets.covers(replace(swept, token_budget=9000))
+    assert not budgets.covers(replace(swept, prompt="helm"))
+    assert not budgets.covers(replace(swept, prompt_aware_eviction=True))
+    assert budgets.of("o:1") == 800
+    assert budgets.of("o:2") is None
+    assert budgets.of("o:9") is None
