@@ -29,7 +29,6 @@ import math
 import os
 import shutil
 import sqlite3
-import stat
 import struct
 import tempfile
 import threading
@@ -41,6 +40,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ctxview.errors import DatabaseError
+from ctxview.files import not_regular_reason, open_regular_fd
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 IMMUTABLE_WARNING = "opened immutable: live changes will not be seen"
@@ -166,33 +166,10 @@ class GuardedCursor(sqlite3.Cursor):
 # --- files ---------------------------------------------------------------------------------------------
 
 
-def not_regular_reason(path: Path) -> str | None:
-    """Why ``path`` is not a regular file (following symlinks), or None when it is one."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file" if not os.path.islink(path) else "a symbolic link to a missing file"
-    except OSError as exc:
-        if exc.errno == 40:  # ELOOP
-            return "is a symbolic link loop, not a regular file"
-        return f"cannot be read ({exc.strerror or exc})"
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "is a directory"
-    if stat.S_ISFIFO(mode):
-        return "is a named pipe, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is a device or special file, not a regular file"
-
-
 def _read_head(path: Path, size: int) -> bytes:
     """The first ``size`` bytes of a regular file, opened so that a FIFO swapped in meanwhile cannot block."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = open_regular_fd(path)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, "not a regular file")
         return os.pread(fd, size, 0)
     finally:
         os.close(fd)
@@ -369,7 +346,7 @@ class WalSummary:
 def wal_summary(wal: Path, page_size: int) -> WalSummary:
     """Read the header and the frame headers of ``wal`` (seeking from frame to frame: no page is read)."""
     try:
-        fd = os.open(wal, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = open_regular_fd(wal)
     except OSError as exc:
         return WalSummary(0, 0, f"cannot be read ({exc.strerror or exc})")
     try:
@@ -456,10 +433,8 @@ def _private_folder(beside: Path) -> Path:
 
 def _copy_file(source: Path, target: Path, limit: int | None = None) -> None:
     """Copy a regular file (its first ``limit`` bytes), never following it into a FIFO swapped in meanwhile."""
-    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    fd = open_regular_fd(source)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, f"{source.name} is no longer a regular file")
         left = os.fstat(fd).st_size if limit is None else limit
         with open(target, "xb") as writer:
             while left > 0:

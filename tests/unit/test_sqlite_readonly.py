@@ -249,7 +249,7 @@ def test_without_room_for_a_copy_the_note_says_which_commits_are_not_shown(
     [
         ("database is a named pipe", "is a named pipe, not a regular file"),
         ("database is a socket", "is a socket, not a regular file"),
-        ("database is a symlink to /dev/zero", "is a device or special file, not a regular file"),
+        ("database is a symlink to /dev/zero", "is a character device, not a regular file"),
         ("database is a symlink loop", "is a symbolic link loop, not a regular file"),
         ("database is a dangling symlink", "a symbolic link to a missing file"),
         ("database is a directory", "is a directory, not an LCM database file"),
