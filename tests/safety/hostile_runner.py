@@ -19,6 +19,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,14 @@ TUI = ["tui"]
 REFERENCE_RUN = ["assemble", "{db}", "--conversation", str(TUI_CONVERSATION), "--format", "json"]
 
 
-def commands(db: str, out: str, *, heavy: bool = False) -> list[list[str]]:
-    """Every headless command and every scorer on ``db``; every assemble format unless ``heavy``.
+def commands(db: str, out: str, *, formats: Sequence[str] = ASSEMBLE_FORMATS, heavy: bool = False) -> list[list[str]]:
+    """Every headless command and every scorer on ``db``, and ``assemble`` in each of ``formats`` (and json).
 
     ``heavy`` kinds (100,000 rows of something) take a second or two per run: they get each command
     and each scorer once, and the formats (renderers of one trace) are left to the other kinds.
     """
-    formats = ("json",) if heavy else ASSEMBLE_FORMATS
+    if heavy:
+        formats = ()
     runs = [["conversations", db], ["conversations", db, "--json"]]
     runs += [["assemble", db, "--format", fmt] for fmt in formats if fmt != "json"]
     runs += [
