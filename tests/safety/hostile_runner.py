@@ -111,6 +111,16 @@ class Inspector:
         app = CtxviewApp(DEMO, params=Params(token_budget=1500), show_timings=False)
         self._context = app.run_test(size=(100, 30), notifications=True)
         self.pilot = await self._context.__aenter__()
+        # every notification shown, kept as it is posted: on a slow machine one may time out before the visit ends
+        self.shown: list[Any] = []
+        collection = app._notifications
+        show = collection.add
+
+        def add(notification: Any) -> None:
+            self.shown.append(notification)
+            show(notification)
+
+        collection.add = add  # type: ignore[method-assign]
         await settle(self.pilot)
 
     async def visit(self, db: Path, *, inspect: bool = True) -> dict[str, Any]:
@@ -123,6 +133,7 @@ class Inspector:
         pilot = self.pilot
         app = pilot.app
         app.clear_notifications()
+        self.shown.clear()
         depth = len(app.screen_stack)
         await app.push_screen(PickerScreen(db))
         if inspect:
@@ -133,7 +144,7 @@ class Inspector:
             await pilot.press("c")  # the rarity scorer's columns
             await settle(pilot)
         running = app.is_running and app.return_code is None
-        notes = [[n.severity, n.message] for n in app._notifications]
+        notes = [[n.severity, n.message] for n in self.shown]
         while len(app.screen_stack) > depth:
             app.pop_screen()
         await pilot.pause()

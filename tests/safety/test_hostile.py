@@ -13,8 +13,7 @@ killed and a new one goes on with the runs after it.  For each kind:
 - the inspector stayed up, showed the CLI's error as an error notification, and the
   session's first warnings as notifications.
 
-About a minute and a half on two cores (``CTXVIEW_QUERY_DEADLINE`` is 2 s in the children, so a
-query the guard stops costs 2 s, not 10).
+About two minutes of CPU in all, shared by two children: under two minutes on two quiet cores.
 """
 
 from __future__ import annotations
@@ -38,11 +37,11 @@ from tests.safety.hostile import EVERY_FORMAT, HEAVY, KINDS
 from tests.safety.hostile_runner import ASSEMBLE_FORMATS, REFERENCE_RUN, TUI, commands, prepare_out
 from tests.safety.support import REPO
 
-RUN_LIMIT = 30.0  # seconds one command (or one inspector visit) may take
-QUERY_DEADLINE = "2"
+RUN_LIMIT = 60.0  # seconds one command (or one inspector visit) may take: each takes 2 at most on a quiet machine
+QUERY_DEADLINE = "5"  # no kind needs the guard (test_hostile_store trips it on purpose): only a slow machine
 WORKERS = 2
 Tree = dict[str, tuple[str, int, str]]
-LEFTOVERS: dict[str, list[str]] = {}  # what each child left in its temporary folder when it ended
+LEFTOVERS: dict[str, list[str]] = {}  # what the children left in a group's temporary folder (none killed)
 
 
 def tree(folder: Path) -> Tree:
@@ -118,6 +117,7 @@ def run_group(names: list[str], root: Path, results: dict[str, KindResult]) -> N
     env = {**os.environ, "CTXVIEW_QUERY_DEADLINE": QUERY_DEADLINE, "TMPDIR": str(scratch), "NO_COLOR": "1"}
     done = 0
     attempt = 0
+    killed = False
     while done < len(units):
         attempt += 1
         plan, log = root / f"units-{attempt}.json", root / f"results-{attempt}.jsonl"
@@ -128,6 +128,7 @@ def run_group(names: list[str], root: Path, results: dict[str, KindResult]) -> N
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         records = _watch(child, log)
+        killed = killed or child.returncode is None or child.returncode < 0
         finished = [r for r in records if "run" in r]
         for record in finished:
             results[record["kind"]].runs.append(record)
@@ -144,7 +145,8 @@ def run_group(names: list[str], root: Path, results: dict[str, KindResult]) -> N
             child.stderr.close()
     for name, folder in folders.items():
         results[name].after = tree(folder)
-    LEFTOVERS[str(scratch)] = sorted(os.listdir(scratch))
+    if not killed:  # a killed child cannot remove its private copies; its hung run fails on its own
+        LEFTOVERS[str(scratch)] = sorted(os.listdir(scratch))
 
 
 def _watch(child: subprocess.Popen[bytes], log: Path) -> list[dict[str, Any]]:
@@ -227,4 +229,4 @@ def test_the_inspector_stays_up_and_says_what_the_cli_says(name: str, results: d
 
 
 def test_no_private_copy_outlives_the_process(results: dict[str, KindResult]) -> None:
-    assert LEFTOVERS and all(left == [] for left in LEFTOVERS.values()), LEFTOVERS
+    assert all(left == [] for left in LEFTOVERS.values()), LEFTOVERS
