@@ -88,12 +88,12 @@ def test_100000_summaries_take_linear_time(shape: str) -> None:
         if shape == "cycle":
             edges[ids[-1]] = [ids[0]]
     direct = {ids[n // 2]: 42, ids[-1]: 99}
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a shared machine's load does not count against the walk
     value, cycles = source_seq_watermarks(ids[::1000], edges, direct)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert value[ids[0]] == 99 and len(value) == n
     assert (len(cycles), len(cycles[0]) if cycles else 0) == ((1, n) if shape == "cycle" else (0, 0))
-    assert elapsed < 5  # about 0.3 s; the walk it replaces took minutes on the cycle
+    assert elapsed < 5  # about 0.3 s of CPU; the walk it replaces took minutes on the cycle
 
 
 def cyclic_db(path: Path) -> Path:
