@@ -9,6 +9,7 @@ prefix comparison.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,18 +300,27 @@ def diff_sides(a: DiffSide, b: DiffSide) -> DiffResult:
             f"{a.label} holds {a.family} messages and {b.label} holds {b.family} messages; "
             "compare exports of the same format (trace, native and jsonl exports compare with each other)"
         )
-    first: int | None = None
-    prefix_tokens = 0
-    for index in range(max(len(a.messages), len(b.messages))):
-        if index >= len(a.messages) or index >= len(b.messages):
-            first = index
-            break
-        left, right = a.messages[index], b.messages[index]
-        if js_stringify(left) != js_stringify(right):
-            first = index
-            break
-        prefix_tokens += serialized_message_tokens(left)
+    first, prefix_tokens = shared_prefix(a.messages, b.messages)
     return DiffResult(a=a, b=b, first_difference=first, prefix_tokens=prefix_tokens, changes=_changes(a, b))
+
+
+def shared_prefix(
+    a: list[Any], b: list[Any], tokens: Callable[[Any], int] = serialized_message_tokens
+) -> tuple[int | None, int]:
+    """Index of the first message that differs (None: the lists are equal) and the serialized tokens before it.
+
+    Byte-identical JSON is what a provider's prompt cache matches; a message object shared by
+    both lists is identical without serializing it.
+    """
+    prefix_tokens = 0
+    for index in range(max(len(a), len(b))):
+        if index >= len(a) or index >= len(b):
+            return index, prefix_tokens
+        left, right = a[index], b[index]
+        if left is not right and js_stringify(left) != js_stringify(right):
+            return index, prefix_tokens
+        prefix_tokens += tokens(left)
+    return None, prefix_tokens
 
 
 def _changes(a: DiffSide, b: DiffSide) -> list[ItemChange]:

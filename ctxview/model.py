@@ -144,6 +144,7 @@ class Session:
     data_version: int | None = None  # PRAGMA data_version when it was read
     tables: frozenset[str] = frozenset()  # the database's tables: they say which engine line wrote it
     conversation_refs: tuple[ConversationRef, ...] = ()  # every conversation, for the engine's session lookup
+    no_conversation: bool = False  # a stand-in: the engine's lookup found none, and there is none to show
 
 
 # --- parameters ----------------------------------------------------------------------

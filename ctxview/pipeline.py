@@ -367,7 +367,7 @@ def build_trace(
     )
     return Trace(
         params=params,
-        conversation_id=session.conversation.conversation_id,
+        conversation_id=None if session.no_conversation else session.conversation.conversation_id,
         summary=summary,
         decisions=decisions,
         messages=final_messages,

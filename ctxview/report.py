@@ -206,7 +206,8 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
         )
     lines += [
         f"{rules_text(trace)}",
-        f"conversation {trace.conversation_id}  mode {s.selection_mode}  budget {s.token_budget:,}"
+        f"conversation {'—' if trace.conversation_id is None else trace.conversation_id}"
+        + f"  mode {s.selection_mode}  budget {s.token_budget:,}"
         + (f" (−{s.reserved_tokens:,} reserved = {s.effective_budget:,})" if s.reserved_tokens else "")
         + f"  fresh tail from ordinal {s.fresh_tail_ordinal if s.fresh_tail_ordinal is not None else '—'}"
         + f" ({s.tail_tokens:,} tokens)",
@@ -217,6 +218,7 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
         f"{s.evictable_total_tokens:,}); final {s.final_tokens:,} serialized tokens in "
         f"{count_text(len(trace.messages), 'message')}"
         + (f"; live appended {s.live_appended_tokens:,}" if s.live_appended_tokens else "")
+        + (f", evicted for it {s.evicted_for_live_tokens:,}" if s.evicted_for_live_tokens else "")
         + ("; CLAMPED" if s.clamped else "")
         + ("; OVER BUDGET" if s.over_budget else ""),
     ]
@@ -225,7 +227,8 @@ def trace_table(trace: Trace, *, width: int = 160) -> str:
     for note in trace.notes:
         lines.append(f"note: {note}")
     for warning in trace.warnings:
-        lines.append(f"warning: {warning}")
+        # the engine's own log lines are what it reports on a normal turn, not alarms
+        lines.append(f"engine log: {warning}" if warning.startswith("[lcm]") else f"warning: {warning}")
     header = f"{'item':>6}  {'kind':<13} {'tokens':>7} {'score':>8}  {'segment':<10} {'outcome':<21} reason"
     lines += ["", header, "-" * min(width, 140)]
     boundary = s.fresh_tail_ordinal

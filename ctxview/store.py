@@ -338,10 +338,29 @@ class LcmStore:
             from ctxview.assembly.rules import detect_line, rules_for
 
             rules = rules_for(params.engine_line) if params.engine_line else detect_line(self.tables()).rules
-            found = find_conversation(self.conversation_refs(), params.session_id, params.session_key, rules)
+            refs = self.conversation_refs()
+            found = find_conversation(refs, params.session_id, params.session_key, rules)
             if found.conversation_id is not None:
                 conversation_id = found.conversation_id
+            elif params.engine and not refs:
+                return self._no_conversation(params)  # the engine falls back to the live window (§9.2 step 2)
         return self.load_session(conversation_id)
+
+    def _no_conversation(self, params: Params) -> Session:
+        """A stand-in session for a database with no conversation, where the engine's lookup finds none."""
+        info = ConversationInfo(0, params.session_id, params.session_key, None, False, False, None, 0, 0, 0, 0)
+        note = f"{self.path}: the database has no conversations; the engine's session lookup finds none"
+        return Session(
+            conversation=info,
+            items=[],
+            messages={},
+            summaries={},
+            source=str(self.path),
+            warnings=[*self.warnings, note],
+            data_version=self.data_version(),
+            tables=self.tables(),
+            no_conversation=True,
+        )
 
     def load_session(self, conversation_id: int | None = None) -> Session:
         """Everything the assembler needs about one conversation, read in one snapshot."""

@@ -1,21 +1,24 @@
 """Budget sweep: what is kept at every budget from the fresh-tail size to the whole session.
 
-Two kinds of numbers, and the sweep says which is which:
+Each item gets two budgets, one per stage, each defined in one sentence (the CLI,
+the README and the help screen repeat these sentences):
 
-* **exact runs** — ``SessionAssembler.run`` at each budget of the sweep (the
-  real pipeline: selection, clean-up, pairing repair, engine step).  From them
-  come the tokens kept per budget and, per item, ``min_budget``: the smallest
-  budget *of the sweep* at which its final outcome is a kept one.  Nothing is
-  re-derived, so these are exact at the sweep's resolution.
-* **structure** — the budget pass alone is monotone where it can be: the
-  chronological walk keeps item *i* exactly when the tokens from *i* to the
-  newest fit, and the prompt-aware greedy walk keeps the *k*-th item of its
-  priority order at every budget ≥ the tokens of the first *k* (and drops it
-  one token below).  ``kept_from`` is that budget, exact to the token, computed
-  from one ordering with prefix sums instead of a bisection per item.  Below it
-  the greedy walk may still keep an item by skipping a larger one (not
-  monotone), which only the exact runs show; clean-up and the engine step can
-  also drop a selected item, which is why ``min_budget`` comes from runs.
+* **selected from** — the smallest budget from which the budget pass (§6)
+  selects the item at every larger budget; exact to the token.  The pass is
+  monotone where it can be: the chronological walk keeps item *i* exactly when
+  the tokens from *i* to the newest fit, and the prompt-aware greedy walk keeps
+  the *k*-th item of its priority order at every budget ≥ the tokens of the
+  first *k*.  One ordering with prefix sums gives every threshold (below it the
+  greedy walk may still keep an item by skipping a larger one; that is not
+  "at every larger budget").
+* **sent from** — the smallest budget from which the item is in what the model
+  receives at every larger exact run, known to lie between the exact run before
+  it (not sent there) and that run: ``7,205–7,650``.  Exact runs are
+  ``SessionAssembler.run`` (selection, clean-up, pairing repair, engine step,
+  clamp), so this can only be as fine as the runs; ``--runs`` buys resolution.
+
+An item is never sent before it is selected, so "sent from" is the later of the
+two; the gap between them is what clean-up, the live inputs and the clamp take.
 
 Pure: no Textual, no printing (``text_chart`` returns a string).
 """
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
 from ctxview.jserrors import JSError
-from ctxview.model import KEPT_OUTCOMES, Params, Trace, column
+from ctxview.model import KEPT_OUTCOMES, Params, Trace, column, count_text
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
@@ -47,8 +50,9 @@ class SweepResult:
     kept_tokens: list[int]  # assembler estimate (§6) per budget: the tokens the budget pass kept (every budget)
     final_tokens: list[int | None]  # what the model receives (serialized, after the engine); exact runs only
     kept_items: list[int | None]  # decisions with a kept outcome, per budget; exact runs only
-    min_budget: dict[str, int | None]  # key → smallest swept budget with a kept outcome (None: never)
-    kept_from: dict[str, int]  # key → budget from which the budget pass keeps it at every larger budget
+    sent_from: dict[str, int | None]  # key → first exact run from which it is sent at every larger run (None: never)
+    sent_after: dict[str, int | None]  # key → the exact run before ``sent_from`` (not sent there); None: the first
+    selected_from: dict[str, int]  # key → budget from which the budget pass selects it at every larger budget
     selection_mode: str  # chronological | prompt-aware | full-fit (at the smallest budget)
     monotone: bool  # the budget pass is monotone for these params (chronological walk)
     tail_tokens: int  # fresh tail + focus brief (always kept)
@@ -58,8 +62,25 @@ class SweepResult:
     elapsed: float = 0.0
     notes: list[str] = field(default_factory=list)
 
-    def min_budget_of(self, key: str) -> int | None:
-        return self.min_budget.get(key)
+    def sent_from_text(self, key: str) -> str:
+        """``sent from`` as shown everywhere: ``never``, ``5,490`` or the range ``7,205–7,650``."""
+        return sent_range_text(self.sent_after.get(key), self.sent_from.get(key))
+
+
+def sent_range_text(after: int | None, at: int | None) -> str:
+    """The range in which an item starts to be sent: above ``after`` (not sent there), at most ``at``."""
+    if at is None:
+        return "never"
+    if after is None or after + 1 >= at:
+        return f"{at:,}"
+    return f"{after + 1:,}–{at:,}"
+
+
+SELECTED_FROM_SENTENCE = "selected from: the budget pass selects it at every budget from here on (exact to the token)"
+SENT_FROM_SENTENCE = (
+    "sent from: in what the model receives at every larger exact run; a range when the first of them is not "
+    "the smallest (not sent at the run before; --runs narrows it)"
+)
 
 
 def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
@@ -108,7 +129,7 @@ def sweep(
     ``kept_tokens`` (the assembler's estimate, fixed by the budget pass) is exact at
     every budget: the pass is replayed from one ordering, no clean-up needed.
     ``final_tokens`` and ``kept_items`` come from the exact runs (None elsewhere),
-    and so does ``min_budget``.
+    and so do ``sent_from`` and ``sent_after``.
     """
     started = time.perf_counter()
     budgets = sorted({int(b) for b in budgets if int(b) >= 1})
@@ -119,7 +140,9 @@ def sweep(
     exact = set(budgets if runs is None else spaced_subset(budgets, runs))
     final_tokens: list[int | None] = []
     kept_items: list[int | None] = []
-    min_budget: dict[str, int | None] = {}
+    sent_from: dict[str, int | None] = {}
+    sent_after: dict[str, int | None] = {}
+    previous: int | None = None  # the exact run before this one
     for budget in budgets:
         if budget not in exact:
             final_tokens.append(None)
@@ -131,27 +154,31 @@ def sweep(
         final_tokens.append(trace.summary.final_tokens)
         count = 0
         for key, outcome in zip(column(trace.decisions, "key"), column(trace.decisions, "outcome"), strict=True):
-            if key not in min_budget:
-                min_budget[key] = None
             if outcome in KEPT_OUTCOMES:
                 count += 1
-                if min_budget[key] is None:
-                    min_budget[key] = budget
+                if sent_from.get(key) is None:  # sent from here on, unless a larger run drops it again
+                    sent_from[key] = budget
+                    sent_after[key] = previous
+            else:
+                sent_from[key] = None
+                sent_after[key] = budget
         kept_items.append(count)
+        previous = budget
     notes = [
         f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
-        f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step) give the final tokens and "
-        "min budget, exact at their resolution",
-        "kept from: exact to the token, from the "
-        + ("chronological walk (monotone)" if plan.monotone else "greedy priority order (kept at every larger budget)"),
+        f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step, clamp) give the final "
+        "tokens and sent from, exact at their resolution",
+        "selected from: exact to the token, from the "
+        + ("chronological walk (monotone)" if plan.monotone else "greedy priority order"),
     ]
     return SweepResult(
         budgets=budgets,
         kept_tokens=kept_tokens,
         final_tokens=final_tokens,
         kept_items=kept_items,
-        min_budget=min_budget,
-        kept_from=plan.thresholds,
+        sent_from=sent_from,
+        sent_after=sent_after,
+        selected_from=plan.thresholds,
         selection_mode=plan.mode,
         monotone=plan.monotone,
         tail_tokens=plan.base,
@@ -161,6 +188,17 @@ def sweep(
         elapsed=time.perf_counter() - started,
         notes=notes,
     )
+
+
+def item_order(key: str) -> tuple[int, float, str]:
+    """Stored items by ordinal (numerically), then live inputs by position, then anything else."""
+    kind, _, rest = key.partition(":")
+    rank = {"o": 0, "l": 1}.get(kind, 2)
+    try:
+        number = float(rest)
+    except ValueError:
+        number = float("inf")
+    return rank, number, key
 
 
 def spaced_subset(budgets: list[int], count: int) -> list[int]:
@@ -281,7 +319,7 @@ def text_chart(result: SweepResult, width: int = 64, height: int = 12) -> str:
             lines.append(f"{budget:>12,} {kept:>12,} {final:>12,} {items:>11,}")
     lines.append("")
     lines.extend(f"note: {note}" for note in result.notes)
-    lines.append(f"{result.exact_runs} runs in {result.elapsed:.2f} s")
+    lines.append(f"{count_text(result.exact_runs, 'run')} in {result.elapsed:.2f} s")
     return "\n".join(lines)
 
 
@@ -299,8 +337,13 @@ def sweep_json(result: SweepResult) -> dict[str, Any]:
         "reservedTokens": result.reserved_tokens,
         "exactRuns": result.exact_runs,
         "items": [
-            {"key": key, "minBudget": result.min_budget.get(key), "keptFrom": result.kept_from.get(key)}
-            for key in result.min_budget
+            {
+                "key": key,
+                "selectedFrom": result.selected_from.get(key),
+                "sentFrom": result.sent_from.get(key),
+                "sentAfter": result.sent_after.get(key),
+            }
+            for key in sorted(result.sent_from, key=item_order)
         ],
         "notes": list(result.notes),
     }

@@ -6,7 +6,7 @@ agent writing the database never waits for ctxview.  When the database can
 only be read immutable (a WAL file nobody has open, a read-only directory) or
 cannot be opened at all, the size and modification time of the file and its
 ``-wal`` are compared instead.  One ``changed()`` call is one poll; the caller
-decides the interval (about a second) — nothing here loops or sleeps.
+decides the interval (``WATCH_INTERVAL``) — nothing here loops or sleeps.
 """
 
 from __future__ import annotations

@@ -54,6 +54,13 @@ SHOTS: tuple[Shot, ...] = (
     Shot("roi-view", (160, 48), keys=("i",), params=replace(LIVE_PARAMS, scorer="roi")),
     Shot("help", (120, 48), keys=("question_mark",)),
     Shot("export", (160, 48), keys=("e", "down", "down", "down")),
+    Shot("messages", (160, 48), keys=("M", "n", "k", "k", "k")),
+    Shot("focus-briefs", (160, 40), keys=("f", "j"), conversation=None, db="browse",
+         params=Params()),
+    Shot("large-files", (160, 40), keys=("L", "j"), conversation=None, db="browse",
+         params=Params()),
+    Shot("transcript", (160, 40), keys=("T", "j", "j", "j", "j", "j"), conversation=None, db="browse",
+         params=Params()),
     Shot("medium", (160, 48), keys=("o", "g"), db="medium",
          params=Params(token_budget=20_000, prompt="postgres failover replica lag", prompt_aware_eviction=True,
                        fresh_tail_count=16)),
@@ -95,7 +102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    dbs = {"demo": ensure_demo_db(), "medium": ROOT / "sample_sessions" / "medium.db"}
+    import tempfile
+
+    from tests.browse_fixtures import build_browse_state  # a small OpenClaw state: briefs, files, a transcript
+
+    browse = build_browse_state(Path(tempfile.mkdtemp(prefix="ctxview-shots-")) / "state").lcm
+    dbs = {"demo": ensure_demo_db(), "medium": ROOT / "sample_sessions" / "medium.db", "browse": browse}
     png_ok = not args.no_png
     for shot in SHOTS:
         if args.only and shot.name not in args.only:

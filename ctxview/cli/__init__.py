@@ -27,6 +27,9 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "ctxview.cli.export",
     "diff": "ctxview.cli.diff",
     "sweep": "ctxview.cli.sweep",
+    "diagnose": "ctxview.cli.diagnose",
+    "check": "ctxview.cli.check",
+    "summaries": "ctxview.cli.summaries",
     "sample": "ctxview.cli.sample",
 }
 

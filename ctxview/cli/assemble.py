@@ -18,12 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_selection_flags(parser)
     parser.add_argument(
         "--format",
-        choices=("trace", "table", "json", *(f for f in FORMATS if f != "trace")),
-        default="trace",
-        help="trace (or table): a readable per-item table with scores, outcomes and reasons (default); "
-        "json: the parity expected.json shape plus ctxview's decisions; or an export format — "
-        + format_help()
-        + " (the JSON decision trace is `ctxview export --format trace`)",
+        choices=("table", "json", *FORMATS),
+        default="table",
+        help="table: a readable per-item table with scores, outcomes and reasons (default); "
+        "json: the parity expected.json shape plus ctxview's decisions; or an export format, the same as "
+        "`ctxview export` writes — " + format_help(),
     )
     add_output_arguments(parser, with_format=False)
 
@@ -36,11 +35,11 @@ def run(args: argparse.Namespace) -> int:
     with LcmStore(args.db) as store:
         session = store.load_session_for(params, conversation)
     trace = SessionAssembler(session).run(params)
-    if args.format not in ("trace", "table", "json"):
+    if args.format not in ("table", "json"):
         print_notes(session.warnings)  # the table and JSON carry them; an export does not
-    if args.format not in ("trace", "table"):
+    if args.format != "table":
         print_notes(trace.notes)  # what ctxview assumed or cannot reproduce: on stderr, the data stays clean
-    if args.format in ("trace", "table"):
+    if args.format == "table":
         from ctxview.report import trace_table
 
         sys.stdout.write(trace_table(trace, width=terminal_width(160)) + "\n")

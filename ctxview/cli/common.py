@@ -55,6 +55,13 @@ def add_selection_flags(parser: argparse.ArgumentParser, *, engine_per_side: boo
         "--live", metavar="FILE", help="live inputs: JSON array of messages or an OpenClaw .jsonl transcript"
     )
     parser.add_argument(
+        "--add-live",
+        action="append",
+        metavar="KIND:TEXT",
+        help="append a live input written with the host's markers (repeatable; after --live's): KIND is user, "
+        "subagent (completion announcement), inter-session or retry",
+    )
+    parser.add_argument(
         "--no-engine",
         action="store_true",
         help="run the bare assembler only (no live-input step, no serialized clamp)",
@@ -146,6 +153,11 @@ def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | N
 
         live = load_live_messages(args.live, notes)
         params = build_params(params, {"live_messages": live}, source=args.live)
+    if getattr(args, "add_live", None):
+        from ctxview.whatif.live_inputs import parse_add_live, with_added
+
+        added = [parse_add_live(spec) for spec in args.add_live]
+        params = replace(params, live_messages=with_added(params.live_messages, added))
     if args.conversation is not None:  # a conversation named on the command line is assembled as is
         conversation = args.conversation
         params = replace(params, session_id=None, session_key=None)

@@ -10,11 +10,24 @@ from dataclasses import replace
 from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, resolve_params
 from ctxview.errors import InputError
 from ctxview.model import Trace
-from ctxview.sweep import DEFAULT_POINTS, DEFAULT_RUNS, SweepResult, budget_range, spaced, sweep, sweep_json, text_chart
+from ctxview.sweep import (
+    DEFAULT_POINTS,
+    DEFAULT_RUNS,
+    SELECTED_FROM_SENTENCE,
+    SENT_FROM_SENTENCE,
+    SweepResult,
+    budget_range,
+    item_order,
+    spaced,
+    sweep,
+    sweep_json,
+    text_chart,
+)
 
 DESCRIPTION = (
     "Assemble a conversation at many token budgets, from the fresh-tail size to the whole session, and show "
-    "the tokens kept against the budget (a text chart) and, per item, the smallest budget at which it is kept."
+    "the tokens kept against the budget (a text chart) and, per item, the budget from which the budget pass "
+    "selects it and the budget from which it is sent."
 )
 
 EPILOG = DEFAULTS_HELP
@@ -26,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--points", type=int, default=DEFAULT_POINTS, metavar="N",
                         help=f"budgets on the curve, evenly spaced (default {DEFAULT_POINTS})")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, metavar="N",
-                        help=f"exact full runs among them, for final tokens and min budgets (default {DEFAULT_RUNS}; "
+                        help=f"exact full runs among them, for final tokens and 'sent from' (default {DEFAULT_RUNS}; "
                         "0 = every budget)")
     parser.add_argument("--min", dest="low", metavar="TOKENS", type=int,
                         help="smallest budget (default: the fresh-tail size)")
@@ -35,7 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", dest="sweep_format", choices=("text", "json"), default="text",
                         help="text: chart, runs and items (default); json: every number")
     parser.add_argument("--items", type=int, default=20, metavar="N",
-                        help="items listed in text output, those kept latest first (default 20; 0 = none, -1 = all)")
+                        help="items listed in text output (default 20; 0 = none, -1 = all)")
+    parser.add_argument("--sort", choices=("ordinal", "sent", "selected"), default="ordinal",
+                        help="order of the item list: by ordinal (default), or the items that need the most "
+                        "budget first, by 'sent from' or 'selected from'")
     parser.add_argument("--width", type=int, default=64, help="chart width in columns (default 64)")
     parser.add_argument("--height", type=int, default=12, help="chart height in rows (default 12)")
 
@@ -67,34 +83,37 @@ def run(args: argparse.Namespace) -> int:
     out = [text_chart(result, width=args.width, height=args.height)]
     if args.items:
         out.append("")
-        out.append(item_lines(result, trace, args.items))
+        out.append(item_lines(result, trace, args.items, args.sort))
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
-def item_lines(result: SweepResult, trace: Trace, limit: int) -> str:
-    """Items with their smallest kept budget, the ones that need the most budget first."""
+def item_lines(result: SweepResult, trace: Trace, limit: int, sort: str = "ordinal") -> str:
+    """Items with the budgets from which they are selected and sent, in ``sort`` order."""
     from ctxview.model import column
 
     decisions = trace.decisions
     keys = column(decisions, "key")
     tokens = dict(zip(keys, column(decisions, "tokens"), strict=True))
     labels = dict(zip(keys, column(decisions, "kind"), strict=True))
-    rows = sorted(result.min_budget, key=lambda k: (-(result.min_budget[k] or 10**18), k))
+    never = 10**18
+    rows = sorted(result.sent_from, key=item_order)
+    if sort == "sent":
+        rows.sort(key=lambda k: -(result.sent_from[k] or never))
+    elif sort == "selected":
+        rows.sort(key=lambda k: -result.selected_from.get(k, never))
     if limit >= 0:
         rows = rows[:limit]
-    lines = [f"{'item':>8} {'kind':<8} {'tokens':>7} {'min budget':>12} {'kept from':>12}"]
+    lines = [f"{'item':>8} {'kind':<8} {'tokens':>7} {'selected from':>14} {'sent from':>15}"]
     for key in rows:
         name = key.split(":", 1)[1] if key.startswith("o:") else ("L" + key[2:] if key.startswith("l:") else key)
-        min_budget = result.min_budget[key]
-        kept_from = result.kept_from.get(key)
+        selected = result.selected_from.get(key)
         lines.append(
             f"{name:>8} {labels.get(key, '')!s:<8} {tokens.get(key, 0):>7,} "
-            f"{'never' if min_budget is None else f'{min_budget:,}':>12} "
-            f"{'—' if kept_from is None else f'{kept_from:,}':>12}"
+            f"{'—' if selected is None else f'{selected:,}':>14} {result.sent_from_text(key):>15}"
         )
-    lines.append(
-        "min budget: smallest exact-run budget with a kept outcome; kept from: the budget pass keeps it at every "
-        "budget from here on (exact)"
-    )
+    if limit >= 0 and len(result.sent_from) > limit:
+        lines.append(f"… {len(result.sent_from) - limit:,} more (--items -1 lists all)")
+    lines.append(SELECTED_FROM_SENTENCE)
+    lines.append(SENT_FROM_SENTENCE)
     return "\n".join(lines)

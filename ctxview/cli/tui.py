@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.cli.common import add_selection_flags, resolve_params
 from ctxview.errors import InputError
+from ctxview.watch import WATCH_INTERVAL
 
 if TYPE_CHECKING:
     from ctxview.model import Params
@@ -26,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--watch",
         action="store_true",
-        help="re-assemble automatically when the database changes (polls its data version, about once a second)",
+        help="re-assemble automatically when the database changes (polls its data version, "
+        f"every {WATCH_INTERVAL:g} s)",
     )
     add_selection_flags(parser)
 
@@ -46,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
         demo = True
     if demo and args.params is None:
         params = _demo_params(params, args)
+    if demo and args.live is None and args.add_live and args.params is None:
+        from ctxview.samples import demo_live_messages  # the demo's own live window, then the inputs added by hand
+
+        params = replace(params, live_messages=(*demo_live_messages(), *(params.live_messages or ())))
     from ctxview.tui import run_tui
 
     return run_tui(

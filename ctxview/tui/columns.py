@@ -64,8 +64,8 @@ def _change(d: Decision, view: TableView) -> str:
 
 
 def _min_budget(d: Decision, view: TableView) -> str:
-    budget = view.min_budgets.of(d.key) if view.min_budgets is not None else None
-    return "never" if budget is None else f"{budget:,}"
+    sent_from = view.min_budgets.of(d.key) if view.min_budgets is not None else None
+    return sent_from or "never"
 
 
 def _reason(d: Decision, view: TableView) -> str:
@@ -82,8 +82,8 @@ ITEM_COLUMNS: tuple[Column, ...] = (
     Column("label", LABEL_WIDTH, "<", lambda d, _: label_marker(d.label_extra), tone="label",
            when=lambda view: view.labels),
     Column("outcome", 21, "<", lambda d, _: outcome_text(d.outcome), tone="strong", shrinks=True),
-    # the smallest budget at which the item is kept, once a budget sweep (w) covers the trace
-    Column("min budget", 10, ">", _min_budget, when=lambda view: view.min_budgets is not None),
+    # the budget from which the item is sent (the sweep's "sent from"), once a budget sweep (w) covers the trace
+    Column("sent from", 13, ">", _min_budget, when=lambda view: view.min_budgets is not None),
     Column("reason", 0, "<", _reason),
 )
 

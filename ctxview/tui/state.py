@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ctxview.model import Decision, Params, Session, Trace
+from ctxview.sweep import SweepResult
 from ctxview.tui.view import OutcomeDiff, TableLayout
+from ctxview.whatif.cache_prefix import CachePrefix
 
 
 @dataclass(slots=True, eq=False)
@@ -27,6 +29,7 @@ class Assembly:
     elapsed: float | None  # seconds the run took (None: the app hides timings)
     edit: str = ""  # the edit that asked for it ("" for the first run)
     first: bool = False  # the first run of this conversation
+    cache: CachePrefix | None = None  # the prompt-cache prefix this run kept of the one shown before it
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -36,11 +39,12 @@ class Selection:
     trace: Trace
     decision: Decision | None
     session: Session | None
+    cache_key: str | None = None  # the first message the last edit changed (the prompt cache ends before it)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class MinBudgets:
-    """A budget sweep's answer: per item, the smallest budget that keeps it (None: none does).
+    """A budget sweep's answer: per item, the budget from which it is sent (``SweepResult.sent_from_text``).
 
     The sweep covers every budget, so the answer holds for any trace whose params differ from
     the swept ones in the budget alone.  It is view state: it never enters the trace, so an
@@ -48,11 +52,15 @@ class MinBudgets:
     """
 
     params: Params
-    by_key: Mapping[str, int | None]
+    by_key: Mapping[str, str]  # key → "never", "5,490" or "7,205–7,650"
 
     def covers(self, params: Params) -> bool:
         """True when these min budgets belong to runs with ``params`` (at any budget)."""
         return replace(params, token_budget=0) == replace(self.params, token_budget=0)
 
-    def of(self, key: str) -> int | None:
+    def of(self, key: str) -> str | None:
         return self.by_key.get(key)
+
+    @classmethod
+    def of_sweep(cls, params: Params, result: SweepResult) -> MinBudgets:
+        return cls(params, {key: result.sent_from_text(key) for key in result.sent_from})

@@ -47,7 +47,7 @@ def test_assemble_trace_shows_scores_outcomes_and_reasons() -> None:
         "8",
         "--no-engine",
         "--format",
-        "trace",
+        "table",
     )
     assert out.returncode == 0, out.stderr
     assert "mode prompt-aware  budget 2,000" in out.stdout
@@ -328,3 +328,58 @@ def test_a_params_session_id_picks_the_conversation_the_engine_would(tmp_path: P
         ctxview("assemble", str(DEMO), "--params", str(params), "--conversation", "1", "--format", "json").stdout
     )
     assert named["engineOutcome"] == "assembled"  # --conversation assembles that conversation as is
+
+
+def test_trace_is_the_json_decision_trace_for_assemble_and_export(tmp_path: Path) -> None:
+    """`trace` means one thing: the JSON decision trace; the readable table is `--format table` (the default)."""
+    flags = ["--budget", "2000", "--prompt", "helm rollback", "--prompt-aware", "--fresh-tail-count", "8"]
+    printed = ctxview("assemble", str(DEMO), *flags, "--format", "trace")
+    assert printed.returncode == 0, printed.stderr
+    written = tmp_path / "demo.trace.json"
+    exported = ctxview("export", str(DEMO), *flags, "--format", "trace", "-o", str(written))
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(printed.stdout) == json.loads(written.read_text(encoding="utf-8"))
+    assert json.loads(printed.stdout)["ctxview"]["format"] == "trace"
+    default = ctxview("assemble", str(DEMO), *flags)
+    assert default.stdout == ctxview("assemble", str(DEMO), *flags, "--format", "table").stdout
+    assert default.stdout.startswith("lossless-claw 0.15 rules")
+
+
+def test_engine_log_lines_are_notes_not_warnings() -> None:
+    out = ctxview("assemble", str(DEMO), "--budget", "2000", "--prompt", "helm rollback failed deploy",
+                  "--prompt-aware", "--fresh-tail-count", "8", "--live", str(DEMO_LIVE))
+    assert out.returncode == 0, out.stderr
+    assert "engine log: [lcm] assemble: appended unpersisted volatile live input conversation=1" in out.stdout
+    assert "warning: [lcm]" not in out.stdout
+
+
+@pytest.mark.parametrize("line", ["0.15", "1.0"])
+def test_a_database_without_conversations_gives_the_engine_safe_fallback(tmp_path: Path, line: str) -> None:
+    """The engine finds no conversation for the session and sends the live window (§9.2 step 2); without a
+    session identity there is nothing to assemble, which is an input error."""
+    from tests.lcmdb import LcmDbWriter
+
+    db = tmp_path / "empty.db"
+    with LcmDbWriter(db, session_id="gone") as writer:
+        writer.conn.execute("DELETE FROM conversations")
+    live = [
+        {"role": "user", "content": "deploy status?"},
+        {"role": "assistant", "content": "checking"},
+    ]
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps({
+        "conversationId": 1, "sessionId": "agent-main-ingest-2", "tokenBudget": 500, "prompt": "deploy",
+        "liveMessages": live, "engine": line,
+    }), encoding="utf-8")
+    out = ctxview("assemble", str(db), "--params", str(params), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["engineOutcome"] == "live-fallback:safe-fallback"
+    assert doc["messages"] == live[:1]  # trailing assistant messages stripped
+    assert doc["estimatedTokens"] == 0
+    assert "the database has no conversations" in doc["warnings"][0]
+    table = ctxview("assemble", str(db), "--params", str(params))
+    assert table.stdout.startswith("FALLBACK: the engine would not send the assembled context below: no ")
+    assert "conversation —  mode empty" in table.stdout
+    bare = ctxview("assemble", str(db))
+    assert bare.returncode == 2 and bare.stderr == f"ctxview: error: {db}: the database has no conversations\n"

@@ -1,4 +1,4 @@
-"""The sweep view (w), the min-budget column it fills, and what it must not change: the trace."""
+"""The sweep view (w), the sent-from column it fills, and what it must not change: the trace."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ async def test_sweep_view_fills_the_min_budget_column() -> None:
     with LcmStore(ensure_demo_db()) as store:
         headless = SessionAssembler(store.load_session(1))
     expected = sweep(headless, PARAMS, default_budgets(headless, PARAMS))
-    shown = {key: "never" if budget is None else f"{budget:,}" for key, budget in expected.min_budget.items()}
+    shown = {key: expected.sent_from_text(key) for key in expected.sent_from}
+    assert any("–" in text for text in shown.values())  # the demo has items first sent between two runs
     app = CtxviewApp(ensure_demo_db(), conversation_id=1, params=PARAMS)
     async with app.run_test(size=(150, 44)) as pilot:
         await settle(pilot)
@@ -55,16 +56,16 @@ async def test_sweep_view_fills_the_min_budget_column() -> None:
         await run_sweep(pilot, app)
         result = app.screen.result
         assert result.budgets == expected.budgets and result.kept_tokens == expected.kept_tokens
-        assert result.min_budget == expected.min_budget
+        assert result.sent_from == expected.sent_from and result.sent_after == expected.sent_after
         plot = app.screen.query_one(SweepPlot).render().plain
         assert "█" in plot and f"{expected.budgets[-1]:,}" in plot
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is inspector)
         assert table.show_min_budget
-        assert inspector.min_budgets is not None and dict(inspector.min_budgets.by_key) == expected.min_budget
+        assert inspector.min_budgets is not None and dict(inspector.min_budgets.by_key) == shown
         assert drawn_min_budgets(table) == shown
         header = "".join(segment.text for segment in table.render_header(150))
-        assert "min budget" in header
+        assert "sent from" in header
         # the view state is the table's; the trace itself is what the assembler returned
         assert all(d.min_budget is None for d in inspector.trace.decisions)
         # a budget edit keeps the column (the sweep covers every budget) …
@@ -78,7 +79,7 @@ async def test_sweep_view_fills_the_min_budget_column() -> None:
         await settle(pilot)
         assert not inspector.trace.params.prompt_aware_eviction
         assert not table.show_min_budget
-        assert "min budget" not in "".join(segment.text for segment in table.render_header(150))
+        assert "sent from" not in "".join(segment.text for segment in table.render_header(150))
         assert replace(inspector.params, prompt_aware_eviction=True, token_budget=2000) == PARAMS
 
 

@@ -1,8 +1,9 @@
-"""Budget sweep: the replayed budget pass, the exact thresholds and the min budgets against real runs."""
+"""Budget sweep: the replayed budget pass, the exact thresholds and the sent-from budgets against real runs."""
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import random
 from dataclasses import replace
@@ -11,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from ctxview.cli import sweep as sweep_command
-from ctxview.model import KEPT_OUTCOMES, Params
+from ctxview.model import KEPT_OUTCOMES, Params, index_of
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample, ensure_demo_db
 from ctxview.store import LcmStore
-from ctxview.sweep import _Plan, default_budgets, spaced, sweep, text_chart
+from ctxview.sweep import _Plan, default_budgets, item_order, sent_range_text, spaced, sweep, text_chart
 
 
 @pytest.fixture(scope="module")
@@ -61,22 +62,64 @@ def test_replayed_pass_equals_every_exact_run(medium: SessionAssembler, params: 
 
 
 @pytest.mark.parametrize("params", MODES)
-def test_min_budget_is_the_first_exact_run_that_keeps_the_item(medium: SessionAssembler, params: Params) -> None:
+def test_sent_from_is_the_first_exact_run_from_which_the_item_stays_sent(
+    medium: SessionAssembler, params: Params
+) -> None:
     budgets = default_budgets(medium, params, points=9)
     result = sweep(medium, params, budgets, runs=5)
     ran = [b for b, final in zip(result.budgets, result.final_tokens, strict=True) if final is not None]
     assert len(ran) == 5 and ran[0] == budgets[0] and ran[-1] == budgets[-1]
-    first: dict[str, int | None] = {}
+    sent: dict[str, list[bool]] = {}
     for budget in ran:
         for d in medium.run(replace(params, token_budget=budget)).decisions:
-            first.setdefault(d.key, None)
-            if d.outcome in KEPT_OUTCOMES and first[d.key] is None:
-                first[d.key] = budget
-    assert result.min_budget == first
+            sent.setdefault(d.key, []).append(d.outcome in KEPT_OUTCOMES)
+    for key, runs in sent.items():
+        if not runs[-1]:
+            assert result.sent_from[key] is None and result.sent_from_text(key) == "never"
+            continue
+        first = len(runs) - next(i for i, kept in enumerate(reversed(runs)) if not kept) if not all(runs) else 0
+        assert result.sent_from[key] == ran[first], key
+        assert result.sent_after[key] == (ran[first - 1] if first else None), key
+
+
+def test_sent_from_text_is_a_range_between_two_runs() -> None:
+    assert sent_range_text(None, 5490) == "5,490"
+    assert sent_range_text(7204, 7650) == "7,205–7,650"
+    assert sent_range_text(7649, 7650) == "7,650"
+    assert sent_range_text(7204, None) == "never"
+
+
+@pytest.mark.parametrize("engine", [False, True])
+def test_an_item_is_never_sent_before_it_is_selected(medium: SessionAssembler, engine: bool) -> None:
+    """The two budgets of the chronological pass: 'sent from' is the first swept budget at or above
+    'selected from', or later where clean-up (an orphan tool result) or the engine step drops it."""
+    params = Params(prompt=None, prompt_aware_eviction=False, fresh_tail_count=16, engine=engine)
+    budgets = default_budgets(medium, params, points=30)
+    result = sweep(medium, params, budgets, runs=None)
+    later = 0
+    for key, at in result.sent_from.items():
+        if at is None:
+            continue
+        first_selected = budgets[bisect.bisect_left(budgets, result.selected_from[key])]
+        assert at >= first_selected, key
+        if at > first_selected:
+            later += 1
+            trace = medium.run(replace(params, token_budget=first_selected))
+            index = index_of(trace.decisions, key)
+            assert index is not None
+            dropped = trace.decisions[index]
+            assert dropped.selected and dropped.outcome not in KEPT_OUTCOMES
+    assert later > 0  # the sample has tool results whose calls are evicted first
+
+
+def test_items_are_listed_by_ordinal_numerically(demo: SessionAssembler) -> None:
+    assert sorted(["o:10", "l:0", "o:2", "r:cue", "o:100", "o:1.5"], key=item_order) == [
+        "o:1.5", "o:2", "o:10", "o:100", "l:0", "r:cue"
+    ]
 
 
 @pytest.mark.parametrize("params", MODES)
-def test_kept_from_is_exact_to_the_token(medium: SessionAssembler, params: Params) -> None:
+def test_selected_from_is_exact_to_the_token(medium: SessionAssembler, params: Params) -> None:
     plan = _Plan.of(medium, params)
     rng = random.Random(3)
     keys = sorted(plan.thresholds)
@@ -106,7 +149,7 @@ def test_text_chart_and_json_from_the_cli(demo: SessionAssembler, capsys: pytest
     assert sweep_command.run(args) == 0
     text = capsys.readouterr().out
     assert text.startswith("tokens kept by the budget pass (█) vs the budget (·)")
-    assert "(exact runs)" in text and "min budget" in text and "kept from" in text
+    assert "(exact runs)" in text and "selected from" in text and "sent from" in text
     args = parser.parse_args([db, "--prompt", "helm rollback", "--prompt-aware", "--points", "12", "--runs", "0",
                               "--format", "json", "--fresh-tail-count", "8"])
     assert sweep_command.run(args) == 0
@@ -132,3 +175,23 @@ def test_headless_sweep_does_not_import_textual() -> None:
 
     code = "import sys, ctxview.sweep, ctxview.cli.sweep; sys.exit('textual' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False, cwd=Path(__file__).parents[2]).returncode == 0
+
+
+def test_the_item_list_is_in_ordinal_order_and_says_what_each_budget_means(
+    medium: SessionAssembler, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "medium.db"
+    build_sample(db, "medium", messages=600)
+    parser = argparse.ArgumentParser()
+    sweep_command.add_arguments(parser)
+    assert sweep_command.run(parser.parse_args([str(db), "--items", "-1", "--points", "8", "--runs", "4"])) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines.index(next(line for line in lines if line.split()[:1] == ["item"]))
+    rows = [line.split() for line in lines[header + 1 :] if line[:8].strip().isdigit()]
+    ordinals = [int(row[0]) for row in rows]
+    assert ordinals == sorted(ordinals) and len(ordinals) == len(set(ordinals)) > 100
+    assert ordinals[:3] == [0, 1, 2]
+    assert lines[-2].startswith("selected from: ") and lines[-1].startswith("sent from: ")
+    assert sweep_command.run(parser.parse_args([str(db), "--items", "5", "--sort", "sent", "--points", "8"])) == 0
+    out = capsys.readouterr().out
+    assert "more (--items -1 lists all)" in out

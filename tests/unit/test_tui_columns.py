@@ -29,13 +29,13 @@ def test_optional_columns_show_only_when_their_view_state_is_there() -> None:
     assert headers == ["", "item", "kind", "tokens", "score", "outcome", "reason"]
     swept = TableView(OutcomeDiff(), labels=True, min_budgets=MinBudgets(Params(), {}))
     headers = [c.header for c in visible_columns(swept)]
-    assert headers == ["", "item", "kind", "tokens", "score", "label", "outcome", "min budget", "reason"]
+    assert headers == ["", "item", "kind", "tokens", "score", "label", "outcome", "sent from", "reason"]
 
 
 def test_cells_read_the_decision_and_the_view() -> None:
     d = decision(evicted_by="l:0", label_extra="keyword-only")
     diff = OutcomeDiff(changed={"o:3": ("kept", "evicted")}, lost=1)
-    view = TableView(diff, labels=True, min_budgets=MinBudgets(Params(), {"o:3": 4500}))
+    view = TableView(diff, labels=True, min_budgets=MinBudgets(Params(), {"o:3": "4,001–4,500"}))
     assert cells(d, view) == {
         "": "▼",
         "item": "3",
@@ -44,13 +44,13 @@ def test_cells_read_the_decision_and_the_view() -> None:
         "score": "0.2500",
         "label": "kw",
         "outcome": "evicted",
-        "min budget": "4,500",
+        "sent from": "4,001–4,500",
         "reason": "r [for l:0]",
     }
     # an item the sweep never keeps, and a row the last edit did not change
-    view = TableView(OutcomeDiff(), labels=True, min_budgets=MinBudgets(Params(), {"o:3": None}))
+    view = TableView(OutcomeDiff(), labels=True, min_budgets=MinBudgets(Params(), {"o:3": "never"}))
     assert cells(decision(), view)[""] == ""
-    assert cells(decision(), view)["min budget"] == "never"
+    assert cells(decision(), view)["sent from"] == "never"
 
 
 def test_the_header_marks_the_column_the_rows_are_sorted_by() -> None:

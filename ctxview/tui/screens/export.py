@@ -27,7 +27,7 @@ from textual.widgets.option_list import Option
 
 from ctxview.errors import CtxviewError
 from ctxview.export import FORMATS, format_named, render, suggested_filename, write_export
-from ctxview.model import Trace
+from ctxview.model import Trace, count_text
 from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.scoring_view import run_label
 
@@ -116,7 +116,7 @@ class ExportScreen(ModalScreen[Path | None]):
     def _summary(self) -> Text:
         s = self.trace.summary
         text = Text(
-            f"{len(self.trace.messages):,} messages · {s.final_tokens:,} tokens · "
+            f"{count_text(len(self.trace.messages), 'message')} · {count_text(s.final_tokens, 'token')} · "
             f"conversation {self.trace.conversation_id} · {s.selection_mode}"
         )
         mode = run_label(self.trace)

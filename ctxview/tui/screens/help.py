@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ctxview.sweep import SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE
 from ctxview.tui.actions import ACTION_BY_ID, Keymap, bindings, key_hint, key_list
 
 
@@ -104,6 +105,10 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("inspector.roi_view"),
             line("inspector.sweep"),
             line("inspector.export"),
+            line("inspector.messages"),
+            line("inspector.briefs"),
+            line("inspector.large_files"),
+            line("inspector.transcript"),
             line("inspector.reload"),
             line("inspector.back"),
         ),
@@ -118,6 +123,23 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
         ),
     ),
     (
+        "Conversation browser",
+        "inspector.messages",
+        (
+            line("messages.jump"),
+            line("messages.next_change", "messages.prev_change"),
+            line("messages.close"),
+        ),
+    ),
+    (
+        "Transcript beside the context",
+        "inspector.transcript",
+        (
+            line("transcript.jump"),
+            line("transcript.close"),
+        ),
+    ),
+    (
         "Export dialog",
         "inspector.export",
         (
@@ -125,6 +147,20 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             textual_keys("enter", "write the file (asks before replacing an existing one)"),
             line("export.copy"),
             line("export.cancel"),
+        ),
+    ),
+    (
+        "What-if tools",
+        None,
+        (
+            line("inspector.add_live"),
+            line("inspector.edit_live"),
+            line("inspector.delete_live"),
+            line("inspector.diagnostics"),
+            line("inspector.summary_map"),
+            line("summaries.jump"),
+            line("inspector.compare"),
+            line("compare.next_diff", "compare.prev_diff"),
         ),
     ),
 )
@@ -175,6 +211,8 @@ SEPARATORS = (
     "Rows marked ▲ became kept with the last edit, ▼ stopped being kept, • changed otherwise.",
 )
 
+SWEEP_COLUMNS = (SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE)  # the budget sweep's two budgets, as the CLI says them
+
 
 def help_renderable(keymap: Keymap | None = None) -> Table:
     grid = Table.grid(padding=(0, 2))
@@ -195,6 +233,10 @@ def help_renderable(keymap: Keymap | None = None) -> Table:
     grid.add_row("", "")
     grid.add_row(Text("Lines", style="bold underline"), "")
     for line in SEPARATORS:
+        grid.add_row("", Text(line))
+    grid.add_row("", "")
+    grid.add_row(Text("Budget sweep", style="bold underline"), "")
+    for line in SWEEP_COLUMNS:
         grid.add_row("", Text(line))
     return grid
 

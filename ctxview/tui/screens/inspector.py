@@ -57,10 +57,12 @@ from ctxview.tui.view import (
 )
 from ctxview.tui.widgets.assembled import AssembledView
 from ctxview.tui.widgets.budget_bar import BudgetBar
+from ctxview.tui.widgets.cache_line import CachePrefixLine
 from ctxview.tui.widgets.changes import ChangesLine
 from ctxview.tui.widgets.controls import Controls
 from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.items_table import ItemsTable
+from ctxview.whatif.cache_prefix import cache_prefix
 
 if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
@@ -119,6 +121,7 @@ class InspectorScreen(Screen[None]):
         yield Controls(self.params, id="controls")
         yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
         yield ChangesLine(id="changes").data_bind(screen.assembly)
+        yield CachePrefixLine(id="cache-prefix").data_bind(screen.assembly)
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield ItemsTable(id="items").data_bind(screen.assembly, screen.min_budgets)
@@ -322,9 +325,11 @@ class InspectorScreen(Screen[None]):
                 elapsed = time.perf_counter() - started
                 layout = layout_rows(trace, sort)
                 diff = diff_outcomes(previous, trace)
+                cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1
-        return Assembly(trace, layout, diff, elapsed if getattr(self.app, "show_timings", True) else None)
+        shown = elapsed if getattr(self.app, "show_timings", True) else None
+        return Assembly(trace, layout, diff, shown, cache=cache)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
@@ -356,7 +361,7 @@ class InspectorScreen(Screen[None]):
     def _swept(self, params: Params, result: SweepResult | None) -> None:
         """The sweep view closed: its min budgets hold for every trace of these params (any budget)."""
         if result is not None:
-            self.min_budgets = MinBudgets(params, result.min_budget)
+            self.min_budgets = MinBudgets.of_sweep(params, result)
 
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.assembly is None
@@ -401,7 +406,9 @@ class InspectorScreen(Screen[None]):
     @on(ItemsTable.ItemHighlighted)
     def _item_highlighted(self, event: ItemsTable.ItemHighlighted) -> None:
         trace = self.trace
-        self.selection = Selection(trace, event.decision, self.session) if trace is not None else None
+        cache = self.assembly.cache if self.assembly is not None else None
+        cache_key = cache.first_changed_key if cache is not None else None
+        self.selection = Selection(trace, event.decision, self.session, cache_key) if trace is not None else None
 
     @on(AssembledView.MessageChosen)
     def _message_chosen(self, event: AssembledView.MessageChosen) -> None:
@@ -527,6 +534,151 @@ class InspectorScreen(Screen[None]):
         """
         for name in names:
             screen.watch(self, name, partial(setattr, screen, name), init=False)
+
+    # --- what-if tools (issue 18) ------------------------------------------------------------
+
+    def _jump_to(self, key: str | None) -> None:
+        """A sub-screen closed naming an item: put the table's cursor on its row."""
+        if key is not None:
+            table = self.query_one(ItemsTable)
+            if not table.select_key(key):
+                self.notify(f"{key} is not in the items table", timeout=3)
+            table.focus()
+
+    def action_diagnostics(self) -> None:
+        from ctxview.tui.screens.diagnostics import DiagnosticsScreen
+
+        if isinstance(self.app.screen, DiagnosticsScreen):
+            return
+        view = DiagnosticsScreen(self.assembly)
+        self._bind(view, "assembly")
+        self.app.push_screen(view, self._jump_to)
+
+    def action_summary_map(self) -> None:
+        from ctxview.tui.screens.summary_tree import SummaryTreeScreen
+
+        if self.conversation_id is None or self.session is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        view = SummaryTreeScreen(self.db_path, self.conversation_id, self.assembly)
+        self._bind(view, "assembly")
+        self.app.push_screen(view, self._jump_to)
+
+    def _live_under_cursor(self) -> int | None:
+        decision = self.query_one(ItemsTable).selected_decision
+        live = self.params.live_messages or ()
+        if decision is None or decision.live_index is None or not 0 <= decision.live_index < len(live):
+            self.notify("put the cursor on a live input (an L row) first", timeout=3)
+            return None
+        return decision.live_index
+
+    def action_add_live(self) -> None:
+        from ctxview.tui.screens.add_live import AddLiveScreen
+
+        def added(message: dict[str, object] | None) -> None:
+            if message is not None:
+                live = (*(self.params.live_messages or ()), message)
+                self._set_params(replace(self.params, live_messages=live, engine=True), "live input added")
+
+        self.app.push_screen(AddLiveScreen(), added)
+
+    def action_edit_live(self) -> None:
+        from ctxview.tui.screens.add_live import AddLiveScreen
+        from ctxview.whatif.live_inputs import kind_of
+
+        index = self._live_under_cursor()
+        if index is None:
+            return
+        live = list(self.params.live_messages or ())
+        known = kind_of(live[index])
+        if known is None:
+            self.notify(f"L{index} came from the host's window in a form the form cannot write; delete it instead",
+                        timeout=4)
+            return
+
+        def edited(message: dict[str, object] | None) -> None:
+            if message is not None:
+                live[index] = message
+                self._set_params(replace(self.params, live_messages=tuple(live)), f"live input L{index} edited")
+
+        self.app.push_screen(AddLiveScreen(*known, editing=f"L{index}"), edited)
+
+    def action_delete_live(self) -> None:
+        index = self._live_under_cursor()
+        if index is None:
+            return
+        live = list(self.params.live_messages or ())
+        del live[index]
+        self._set_params(replace(self.params, live_messages=tuple(live) if live else None),
+                         f"live input L{index} removed")
+
+    def action_compare(self) -> None:
+        from ctxview.tui.screens.compare import CompareScreen
+
+        if self.assembler is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        self.app.push_screen(CompareScreen(self.params, self._comparer(self.assembler)), self._jump_to)
+
+    def _comparer(self, assembler: SessionAssembler) -> Callable[[Params], Trace]:
+        """What the A/B view runs in its thread: a run with this screen's assembler, under its run lock."""
+        lock = self._run_lock
+
+        def run(params: Params) -> Trace:
+            with lock:
+                return assembler.run(params)
+
+        return run
+
+    # --- the read-only views users know from lcm-tui ----------------------------------------------
+
+    def _item_keys(self) -> frozenset[str] | None:
+        from ctxview.model import column
+
+        return frozenset(column(self.trace.decisions, "key")) if self.trace is not None else None
+
+    def action_messages(self) -> None:
+        from ctxview.tui.screens.messages import MessagesScreen
+
+        if self.conversation_id is None or self.session is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        view = MessagesScreen(self.db_path, self.conversation_id, self._item_keys())
+        self.app.push_screen(view, self._jump_to_view_item)
+
+    def action_briefs(self) -> None:
+        from ctxview.tui.screens.briefs import BriefsScreen
+
+        if self.conversation_id is not None and self.session is not None:
+            self.app.push_screen(BriefsScreen(self.db_path, self.conversation_id))
+
+    def action_large_files(self) -> None:
+        from ctxview.tui.screens.large_files import LargeFilesScreen
+
+        if self.conversation_id is not None and self.session is not None:
+            self.app.push_screen(LargeFilesScreen(self.db_path, self.conversation_id))
+
+    def action_transcript(self) -> None:
+        from ctxview.tui.screens.transcript import TranscriptScreen
+
+        if self.session is None:
+            self.notify("nothing loaded yet", severity="warning")
+            return
+        state_dir = getattr(self.app, "state_dir", None)
+        view = TranscriptScreen(self.db_path, self.session.conversation, self.trace, state_dir=state_dir)
+        self.app.push_screen(view, self._jump_to_view_item)
+
+    def _jump_to_view_item(self, jump: object) -> None:
+        """A browser view closed asking to select an item (``JumpTo``) in the table."""
+        key = getattr(jump, "key", None)
+        if key is None:
+            return
+        table = self.query_one(ItemsTable)
+        if table.select_key(key):
+            table.focus()
+            self.notify(f"selected {getattr(jump, 'what', key)}", timeout=3, markup=False)
+        else:
+            self.notify(f"{getattr(jump, 'what', key)} is not a row of the table", severity="warning", markup=False)
 
     def action_reload(self) -> None:
         self.notify("re-reading the database…", timeout=2)

@@ -16,7 +16,7 @@ from rich.style import Style
 from textual.message import Message
 from textual.reactive import var
 
-from ctxview.model import Decision, Trace, index_of
+from ctxview.model import Decision, Trace, count_text, index_of
 from ctxview.tui.state import Assembly, Selection
 from ctxview.tui.view import item_id, message_preview, message_role
 from ctxview.tui.widgets.virtual import VirtualList
@@ -86,7 +86,8 @@ class AssembledView(VirtualList):
         self._by_key = {}  # filled as rows are drawn: a 100,000-item trace is not walked per edit
         self._previews = {}
         self.set_line_count(len(trace.messages))
-        self.border_subtitle = f"{len(trace.messages):,} messages · {trace.summary.final_tokens:,} tokens"
+        sent = count_text(len(trace.messages), "message")
+        self.border_subtitle = f"{sent} · {count_text(trace.summary.final_tokens, 'token')}"
 
     def _decision(self, key: str) -> Decision | None:
         found = self._by_key.get(key)

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.reactive import var
 from textual.widgets import Static
 
-from ctxview.model import KEPT_OUTCOMES
+from ctxview.model import KEPT_OUTCOMES, count_text
 from ctxview.report import fallback_text
 from ctxview.tui.state import Assembly
 from ctxview.tui.view import clean_inline
@@ -62,7 +62,7 @@ class ChangesLine(Static):
         line.append(f"   │ {kept:,} kept · {evicted:,} evicted", style=muted)
         if counts.get("appended"):
             line.append(f" · {counts['appended']} live appended", style=muted)
-        line.append(f" · {len(trace.messages):,} messages sent", style=muted)
+        line.append(f" · {count_text(len(trace.messages), 'message')} sent", style=muted)
         if assembly.elapsed is not None:
             line.append(f" · {assembly.elapsed * 1000:.0f} ms", style=muted)
         if trace.summary.engine_outcome.startswith("live-fallback"):

@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
-from ctxview.model import Decision, Session, Trace, describe_key
+from ctxview.model import Decision, Session, Trace, count_text, describe_key
 from ctxview.tui.actions import app_key
 from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
 from ctxview.tui.state import MinBudgets, Selection
@@ -124,7 +124,7 @@ def describe(
     trace: Trace,
     decision: Decision,
     session: Session | None,
-    min_budget: int | None = None,
+    min_budget: str | None = None,
     partner_key: str = "p",
 ) -> list[RenderableType]:
     """The detail pane's content for one decision.
@@ -158,10 +158,10 @@ def describe(
     if decision.serialized_tokens is not None:
         tokens += f"  (serialized {decision.serialized_tokens:,})"
     if min_budget is not None:
-        tokens += f"  · kept from budget {min_budget:,}"
+        tokens += f"  · sent from budget {min_budget}"
     parts.append(_field("tokens", tokens))
     if decision.output_index is not None:
-        parts.append(_field("position", f"message {decision.output_index} of {len(trace.messages)} in the context"))
+        parts.append(_field("position", f"message {decision.output_index:,} of {len(trace.messages):,} in the context"))
 
     # score and the terms behind it
     parts.extend(score_rows(trace, decision))
@@ -202,6 +202,12 @@ def describe(
     return parts
 
 
+def cache_mark() -> Text:
+    """The line on the first message the last edit changed: a provider's prompt cache ends before it."""
+    return _field("cache", "▶ the first message the last edit changed: the prompt cache is reused up to here",
+                  "bold magenta")
+
+
 def _provenance(session: Session, decision: Decision) -> list[RenderableType]:
     parts: list[RenderableType] = []
     if decision.message_id is not None:
@@ -226,7 +232,8 @@ def _provenance(session: Session, decision: Decision) -> list[RenderableType]:
                     text += f" (seq {min(seqs)}–{max(seqs)})"
                 parts.append(_field("sources", text))
             if summary.parent_ids:
-                condensed = f"{len(summary.parent_ids)} summaries: " + _short_list(summary.parent_ids)
+                condensed = count_text(len(summary.parent_ids), "summary", "summaries")
+                condensed += ": " + _short_list(summary.parent_ids)
                 parts.append(_field("condenses", condensed))
     return parts
 
@@ -284,7 +291,10 @@ class DetailPane(VerticalScroll):
         budgets = self.min_budgets
         min_budget = budgets.of(decision.key) if budgets is not None and budgets.covers(trace.params) else None
         partner_key = app_key(self.app, "inspector.jump_partner")
-        self._set_body(Group(*describe(trace, decision, selection.session, min_budget, partner_key)))
+        parts = describe(trace, decision, selection.session, min_budget, partner_key)
+        if selection.cache_key is not None and selection.cache_key == decision.key:
+            parts.insert(1, cache_mark())
+        self._set_body(Group(*parts))
 
     def _set_body(self, content: Group | Text) -> None:
         """Swap the text; re-lay the screen out only when its height changed.
