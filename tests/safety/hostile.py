@@ -620,6 +620,7 @@ def trailing_garbage(folder: Path) -> Path:
 # --- constraints dropped: rows no engine writes ---------------------------------------------------
 
 _ROWS_FROM = len(KINDS)
+DEMO_ROWS = set(KINDS)  # the kinds above: files, WAL leftovers and schemas around the demo's own rows
 
 KINDS["constraints dropped and context rows duplicated"] = sql(
     *without_constraints("context_items"),

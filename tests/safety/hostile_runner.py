@@ -123,8 +123,11 @@ class Inspector:
         collection.add = add  # type: ignore[method-assign]
         await settle(self.pilot)
 
-    async def visit(self, db: Path, *, inspect: bool = True) -> dict[str, Any]:
-        """The picker on ``db`` and, when ``inspect``, conversation 1 in an inspector above it."""
+    async def visit(self, db: Path, *, inspect: bool = True, scorer_columns: bool = True) -> dict[str, Any]:
+        """The picker on ``db`` and, when ``inspect``, conversation 1 in an inspector above it.
+
+        ``scorer_columns``: also switch the rarity scorer's columns on (``c``), for rows no engine writes.
+        """
         from ctxview.model import Params
         from ctxview.tui.screens.inspector import InspectorScreen
         from ctxview.tui.screens.picker import PickerScreen
@@ -140,7 +143,7 @@ class Inspector:
             await app.push_screen(InspectorScreen(db, TUI_CONVERSATION, Params(token_budget=1500)))
         await settle(pilot)
         screen = app.screen
-        if isinstance(screen, InspectorScreen) and screen.trace is not None:
+        if scorer_columns and isinstance(screen, InspectorScreen) and screen.trace is not None:
             await pilot.press("c")  # the rarity scorer's columns
             await settle(pilot)
         running = app.is_running and app.return_code is None
@@ -166,7 +169,9 @@ async def run_units(units: list[dict[str, Any]], record: Any) -> None:
                 if inspector is None:
                     inspector = Inspector()
                     await inspector.start()
-                outcome = await inspector.visit(Path(unit["db"]), inspect=unit["kind"] not in unlisted)
+                outcome = await inspector.visit(
+                    Path(unit["db"]), inspect=unit["kind"] not in unlisted, scorer_columns=unit.get("scorers", True)
+                )
                 outcome["traceback"] = None
             except BaseException:
                 outcome = {"running": False, "traceback": traceback.format_exc()}

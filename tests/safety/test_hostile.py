@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tests.safety.hostile import EVERY_FORMAT, HEAVY, KINDS
+from tests.safety.hostile import DEMO_ROWS, EVERY_FORMAT, HEAVY, KINDS
 from tests.safety.hostile_runner import ASSEMBLE_FORMATS, REFERENCE_RUN, TUI, commands, prepare_out
 from tests.safety.support import REPO
 
@@ -112,7 +112,9 @@ def run_group(names: list[str], root: Path, results: dict[str, KindResult]) -> N
         result.before = tree(folder)
         units += [{"kind": name, "db": str(db), "out": str(out), "run": run}
                   for run in commands(str(db), str(out), formats=formats_of(name), heavy=name in HEAVY)]
-    units += [{"kind": u["kind"], "db": u["db"], "out": u["out"], "run": TUI} for u in units
+    # the scorer columns in the inspector, except for kinds that hold the demo's rows (their content is the demo's)
+    units += [{"kind": u["kind"], "db": u["db"], "out": u["out"], "run": TUI, "scorers": u["kind"] not in DEMO_ROWS}
+              for u in units
               if u["run"][0] == "conversations" and len(u["run"]) == 2]
     env = {**os.environ, "CTXVIEW_QUERY_DEADLINE": QUERY_DEADLINE, "TMPDIR": str(scratch), "NO_COLOR": "1"}
     done = 0
