@@ -8,6 +8,7 @@ every label, colour and explanation in the UI and in exports comes from it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, overload
@@ -449,7 +450,5 @@ class Trace:
         return {d.key: d for d in self.decisions}
 
     def outcome_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for outcome in column(self.decisions, "outcome"):
-            counts[outcome] = counts.get(outcome, 0) + 1
-        return counts
+        """Decisions per outcome, in order of first appearance (counted at C speed: it runs on every keystroke)."""
+        return dict(Counter(column(self.decisions, "outcome")))

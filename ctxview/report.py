@@ -7,7 +7,7 @@ object.  No Textual here: the CLI stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ctxview.jsjson import js_stringify
@@ -16,20 +16,25 @@ from ctxview.model import Decision, Trace, count_text, describe_key, format_scor
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "focus", "live": "live"}
 
 
-def trace_to_json(trace: Trace, decisions_json: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+def trace_to_json(
+    trace: Trace, decisions_json: Sequence[dict[str, Any]] | None = None, *, with_items: bool = True
+) -> dict[str, Any]:
     """The parity ``expected.json`` shape, with ctxview's decisions added per item.
 
     ``decisions_json``: ``decision_json`` of each of ``trace.decisions``, when the caller has made them already.
+    ``with_items=False`` leaves the three per-decision lists empty (``write_trace_json`` streams them).
     """
     stages = trace.stage_records()
     assembler = stages.get("assembler", {})
     debug = assembler.get("debug") or {}
-    if decisions_json is None:
+    if not with_items:
+        decisions_json = ()
+    elif decisions_json is None:
         decisions_json = [decision_json(d) for d in trace.decisions]
     items: list[dict[str, Any]] = []
     replaced: list[dict[str, Any]] = []  # summaries a focus brief stands in for: no longer items (§10.1)
     live: list[dict[str, Any]] = []
-    for d, full in zip(trace.decisions, decisions_json, strict=True):
+    for d, full in zip(trace.decisions if with_items else (), decisions_json, strict=True):
         if d.ordinal is not None and d.outcome != "unresolved":
             (replaced if d.outcome == "replaced-by-focus" else items).append(_item_json(full))
         if d.live_index is not None:
@@ -63,6 +68,59 @@ def trace_to_json(trace: Trace, decisions_json: Sequence[dict[str, Any]] | None 
         "warnings": trace.warnings,
         "notes": trace.notes,
     }
+
+
+_ITEMS_PLACEHOLDER = "\u0000ctxview: the trace items go here\u0000"
+_STREAM_BATCH = 2048  # items encoded together: few encoder calls, little held at once
+
+
+def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
+    """Write ``dumps(trace_to_json(trace))`` in pieces, byte for byte the same text.
+
+    The items are encoded a batch at a time from decisions that are not kept
+    (``scan``), so a 100,000-item trace never holds every item object, nor the
+    whole text, at once.
+    """
+    document = trace_to_json(trace, with_items=False)  # everything but the per-item lists
+    body = document["trace"]
+    body["items"] = _ITEMS_PLACEHOLDER
+    marker = dumps(_ITEMS_PLACEHOLDER)
+    whole = dumps(document)
+    if whole.count(marker) != 1:  # (a stored text that spells the marker: no shortcut)
+        write(dumps(trace_to_json(trace)))
+        return
+    head = whole[: whole.index(marker)]
+    del whole
+    write(head)
+    write("[")
+    replaced: list[dict[str, Any]] = []
+    live: list[dict[str, Any]] = []
+    batch: list[dict[str, Any]] = []
+    first = True
+    for d in _each_decision(trace.decisions):
+        if d.ordinal is not None and d.outcome != "unresolved":
+            if d.outcome == "replaced-by-focus":
+                replaced.append(item_json(d))
+            else:
+                batch.append(item_json(d))
+                if len(batch) == _STREAM_BATCH:
+                    write(("" if first else ",") + dumps(batch)[1:-1])
+                    first, batch = False, []
+        if d.live_index is not None:
+            full = decision_json(d)
+            live.append({name: full[name] for name in _LIVE_FIELDS})
+    if batch:
+        write(("" if first else ",") + dumps(batch)[1:-1])
+    write("]")
+    body["replacedByFocus"] = replaced
+    body["liveInputs"] = live
+    tail = dumps(document)
+    write(tail[tail.index(marker) + len(marker) :])
+
+
+def _each_decision(decisions: Sequence[Decision]) -> Iterable[Decision]:
+    scan = getattr(decisions, "scan", None)
+    return scan() if scan is not None else decisions
 
 
 def rules_text(trace: Trace) -> str:
@@ -146,6 +204,36 @@ _ITEM_FIELDS = (
 )
 _LIVE_FIELDS = ("liveIndex", "role", "tokens", "serializedTokens", "outcome", "reason", "coveredBy", "outputIndex")
 _TERM_FIELDS = ("term", "count", "contribution", "weight")
+
+
+def item_json(d: Decision) -> dict[str, Any]:
+    """``_item_json(decision_json(d))`` in one step: the CLI writes 100,000 of them."""
+    segment = d.segment
+    return {
+        "ordinal": d.ordinal,
+        "kind": d.kind,
+        "sourceRole": d.source_role,
+        "role": d.role,
+        "messageId": d.message_id,
+        "seq": d.seq,
+        "summaryId": d.summary_id,
+        "summaryKind": d.summary_kind,
+        "tokens": d.tokens,
+        "segment": _SEGMENT_JSON.get(segment, segment),
+        "selected": d.selected,
+        "score": d.score,
+        "outcome": d.outcome,
+        "reason": d.reason,
+        "matchedTerms": [
+            {"term": m.term, "count": m.count, "contribution": m.contribution, "weight": m.weight}
+            for m in d.matched_terms
+        ],
+        "pairWith": list(d.pair_with),
+        "toolCallIds": list(d.tool_call_ids),
+        "outputIndex": d.output_index,
+        "protected": d.protected,
+        "evictedBy": d.evicted_by,
+    }
 
 
 def _item_json(full: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import overload
 
 from ctxview.assembly.resolve import ResolvedItem
@@ -48,35 +48,121 @@ def prompt_aware_order_sparse(positive: Mapping[int, float], count: int) -> list
 
     Only the positive scores need sorting: the zeros follow them in index-descending
     order, exactly where ``prompt_aware_order`` puts them (scores are never negative).
+    The zeros are picked at C speed through a mask of the positive indexes.
     """
     ranked = sorted(positive, key=lambda i: (-positive[i], -i))
-    if positive:
-        ranked.extend(i for i in range(count - 1, -1, -1) if i not in positive)
-    else:
-        ranked.extend(range(count - 1, -1, -1))
+    ranked.extend(compress(range(count - 1, -1, -1), _zero_mask_newest_first(positive, count)))
     return ranked
+
+
+def _zero_mask_newest_first(positive: Mapping[int, float], count: int) -> bytes:
+    """1 for each index without a score, from index ``count - 1`` down to 0."""
+    mask = bytearray(b"\x01") * count
+    for index in positive:
+        mask[index] = 0
+    return bytes(mask[::-1])
+
+
+class SparseRank(Sequence[int]):
+    """``GreedyOrder.rank`` of a ``prompt_aware_order_sparse`` order, answered per index.
+
+    A zero-scored index ``j`` comes after every positive one, newest first, so its
+    1-based rank is ``count - j`` plus the positive indexes below it; building the
+    whole array would cost a Python loop over every item on every prompt edit.
+    """
+
+    __slots__ = ("_ascending", "_count", "_positive_rank")
+
+    def __init__(self, ranked_positive: Sequence[int], count: int) -> None:
+        self._positive_rank = {index: rank for rank, index in enumerate(ranked_positive, start=1)}
+        self._ascending = sorted(ranked_positive)
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("rank index out of range")
+        rank = self._positive_rank.get(index)
+        if rank is not None:
+            return rank
+        return self._count - index + bisect_right(self._ascending, index)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class GreedyOrder:
     """A best-first order of the evictable items, prepared once for §6.2 greedy walks at any budget.
 
     A prompt fixes the order; every budget edit then walks it again.  With the
-    tokens laid out in walk order and the smallest token count of every suffix
-    known, a walk is a tight loop that stops as soon as nothing further can fit.
+    tokens laid out in walk order and a lower bound of the smallest token count
+    of every suffix known, a walk is a tight loop that stops (at most a block
+    late) once nothing further can fit.  The bound is the smallest count from the
+    start of the position's block of ``_BLOCK`` items on: a per-position suffix
+    minimum costs a Python call per item on every prompt edit.
     """
 
     __slots__ = ("_prefix", "_rank", "floor", "order", "tokens")
 
-    def __init__(self, order: Sequence[int], evictable: Sequence[ResolvedItem]) -> None:
+    _SHIFT = 9  # blocks of 512 positions
+
+    def __init__(
+        self,
+        order: Sequence[int],
+        evictable: Sequence[ResolvedItem],
+        *,
+        tokens: list[int] | None = None,
+        rank: Sequence[int] | None = None,
+    ) -> None:
+        """``tokens`` (the items' tokens in ``order``) and ``rank`` when the caller has them cheaper."""
         self.order = order
-        self.tokens = [evictable[i].tokens for i in order]
-        floor = list(accumulate(reversed(self.tokens), min))  # floor[r] = min(tokens[r:])
+        self.tokens = tokens if tokens is not None else [evictable[i].tokens for i in order]
+        tokens_in_order = self.tokens
+        size = 1 << self._SHIFT
+        block_minima = [min(tokens_in_order[start : start + size]) for start in range(0, len(tokens_in_order), size)]
+        floor = list(accumulate(reversed(block_minima), min))  # floor[b] = min(tokens[b * size:])
         floor.reverse()
         self.floor = floor
-        self._rank: array[int] | None = None
+        self._rank: Sequence[int] | None = rank
         self._prefix: list[int] | None = None
 
-    def rank(self, count: int) -> array[int]:
+    @classmethod
+    def sparse(
+        cls, positive: Mapping[int, float], evictable: Sequence[ResolvedItem], item_tokens: Sequence[int] | None
+    ) -> GreedyOrder:
+        """The greedy order of ``prompt_aware_order_sparse(positive, len(evictable))``.
+
+        ``item_tokens``: ``[item.tokens for item in evictable]`` when the caller keeps it; the
+        zero-scored items' tokens are then picked at C speed instead of read item by item.
+        """
+        count = len(evictable)
+        ranked = sorted(positive, key=lambda i: (-positive[i], -i))
+        zeros = _zero_mask_newest_first(positive, count)
+        order = list(ranked)
+        order.extend(compress(range(count - 1, -1, -1), zeros))
+        if item_tokens is None:
+            return cls(order, evictable, rank=SparseRank(ranked, count))
+        tokens = [evictable[i].tokens for i in ranked]
+        tokens.extend(compress(reversed(item_tokens[:count]), zeros))
+        return cls(order, evictable, tokens=tokens, rank=SparseRank(ranked, count))
+
+    def rank(self, count: int) -> Sequence[int]:
         """Evictable index → 1-based rank (0 for an index the order leaves out)."""
         if self._rank is None or len(self._rank) != count:
             rank = array("l", bytes(count * array("l").itemsize))
@@ -90,11 +176,12 @@ class GreedyOrder:
         kept: list[int] = []
         accum = 0
         floor = self.floor
+        shift = self._SHIFT
         for position, tokens in enumerate(self.tokens):
             if accum + tokens <= remaining:
                 kept.append(position)
                 accum += tokens
-            elif remaining - accum < floor[position]:
+            elif remaining - accum < floor[position >> shift]:
                 break  # nothing from here on fits
         return kept, accum
 
@@ -107,8 +194,9 @@ class GreedyOrder:
         accum = prefix[fits - 1] if fits else 0
         tokens = self.tokens
         floor = self.floor
+        shift = self._SHIFT
         for position in range(fits + 1, len(tokens)):  # the item at ``fits`` did not fit
-            if remaining - accum < floor[position]:
+            if remaining - accum < floor[position >> shift]:
                 break  # nothing from here on fits
             if accum + tokens[position] <= remaining:
                 accum += tokens[position]

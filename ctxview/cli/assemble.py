@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.format != "json":
         return run_export(args, trace)
-    from ctxview.report import dumps, trace_to_json
+    from ctxview.report import write_trace_json
 
-    sys.stdout.write(dumps(trace_to_json(trace)) + "\n")
+    write_trace_json(trace, sys.stdout.write)
+    sys.stdout.write("\n")
     return 0

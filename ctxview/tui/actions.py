@@ -182,7 +182,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("messages.prev_change", "N", "next_change(-1)", "Previous change", show=False),
     Action("messages.close", "escape,b,M", "close", "Back", "back to the inspector"),
     # --- focus briefs, large files, transcript (BriefsScreen, LargeFilesScreen, TranscriptScreen) ---
-    Action("briefs.close", "escape,b,f", "close", "Back", "back to the inspector"),
+    Action("briefs.close", "escape,b,F", "close", "Back", "back to the inspector"),
     Action("files.close", "escape,b,L", "close", "Back", "back to the inspector"),
     Action("transcript.jump", "enter", "jump", "Jump", "select what reached the model in the items table"),
     Action("transcript.close", "escape,b,T", "close", "Back", "back to the inspector"),

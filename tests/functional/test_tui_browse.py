@@ -133,7 +133,7 @@ async def test_100000_messages_page_in_windows(big_db: Path) -> None:
 async def test_focus_briefs_view(state: BrowseState) -> None:
     app = CtxviewApp(state.lcm, show_timings=False)
     async with app.run_test(size=(160, 48)) as pilot:
-        screen = await open_view(pilot, "f", BriefsScreen)
+        screen = await open_view(pilot, "F", BriefsScreen)
         listing = screen.query_one(RowsList)  # type: ignore[attr-defined]
         assert [line.split()[:2] for line in lines(listing)] == [
             ["brief_fail", "failed"], ["brief_new", "active"], ["brief_old", "superseded"]
@@ -202,7 +202,7 @@ async def test_no_transcript_and_an_older_schema_are_notes(state: BrowseState, t
             "open it with --state-dir to compare"
         )
         await pilot.press("escape")
-        screen = await open_view(pilot, "f", BriefsScreen)
+        screen = await open_view(pilot, "F", BriefsScreen)
         assert status_text(screen, "#list-status") == (
             "this conversation has no focus briefs\n"
             "note: this database has no focus_briefs table (written before lossless-claw had focus briefs)"

@@ -78,6 +78,39 @@ def test_prepared_walk_matches_the_plain_greedy_walk(tokens: list[int], data: st
         assert list(sel.rank) == rank and list(sel.left_before) == left
 
 
+@settings(max_examples=200, deadline=None)
+@given(tokens=st.lists(st.integers(0, 60), max_size=1400), data=st.data())
+def test_the_walk_over_several_blocks_is_the_plain_greedy_walk(tokens: list[int], data: st.DataObject) -> None:
+    order = list(range(len(tokens)))  # (the walk only reads the tokens in order)
+    greedy = GreedyOrder(order, items(*tokens))
+    for remaining in data.draw(st.lists(st.integers(0, sum(tokens) + 5), min_size=1, max_size=4)):
+        kept, accum = [], 0
+        for position, count in enumerate(tokens):
+            if accum + count <= remaining:
+                kept.append(position)
+                accum += count
+        assert greedy.walk(remaining) == (kept, accum)
+        assert greedy.kept_tokens(remaining) == accum
+
+
+def test_long_walks_stop_exactly_where_the_plain_walk_keeps_its_last_item() -> None:
+    import random
+
+    generator = random.Random(19)
+    tokens = [generator.choice([1, 2, 5, 40, 300, 2000]) for _ in range(5000)]
+    tokens[4321] = 0  # a free item far down the order: the walk must still reach it
+    greedy = GreedyOrder(list(range(len(tokens))), items(*tokens))
+    for remaining in (0, 1, 3, 777, 20_000, 100_000, sum(tokens) - 1):
+        kept, accum = [], 0
+        for position, count in enumerate(tokens):
+            if accum + count <= remaining:
+                kept.append(position)
+                accum += count
+        assert greedy.walk(remaining) == (kept, accum)
+        assert greedy.kept_tokens(remaining) == accum
+        assert 4321 in kept
+
+
 def test_prompt_aware_order_is_score_descending_newer_first() -> None:
     assert prompt_aware_order([0.5, 0.9, 0.5, 0.0, 0.1]) == [1, 2, 0, 4, 3]
     assert prompt_aware_order([]) == []
@@ -90,6 +123,29 @@ def test_prompt_aware_order_is_score_descending_newer_first() -> None:
 def test_the_sparse_order_is_the_prompt_aware_order(scores: list[float]) -> None:
     positive = {i: s for i, s in enumerate(scores) if s > 0}
     assert prompt_aware_order_sparse(positive, len(scores)) == prompt_aware_order(scores)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=st.lists(st.one_of(st.just(0.0), st.sampled_from([0.1, 0.25, 0.5, 1.0]), st.floats(0, 1)), max_size=25),
+    data=st.data(),
+)
+def test_the_sparse_greedy_order_is_the_greedy_order_of_the_scores(scores: list[float], data: st.DataObject) -> None:
+    tokens = data.draw(st.lists(st.integers(0, 40), min_size=len(scores), max_size=len(scores)))
+    evictable = items(*tokens)
+    positive = {i: s for i, s in enumerate(scores) if s > 0}
+    dense = GreedyOrder(prompt_aware_order(scores), evictable)
+    expected_rank = [0] * len(scores)
+    for position, index in enumerate(dense.order, start=1):
+        expected_rank[index] = position
+    for item_tokens in (None, list(tokens)):
+        sparse = GreedyOrder.sparse(positive, evictable, item_tokens)
+        assert (sparse.order, sparse.tokens, sparse.floor) == (dense.order, dense.tokens, dense.floor)
+        rank = sparse.rank(len(scores))
+        assert [rank[i] for i in range(len(scores))] == expected_rank
+        assert rank == expected_rank and len(rank) == len(scores)
+        for remaining in (0, sum(tokens) // 2, sum(tokens)):
+            assert sparse.walk(remaining) == dense.walk(remaining)
 
 
 @settings(max_examples=300, deadline=None)

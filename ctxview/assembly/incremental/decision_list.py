@@ -168,26 +168,40 @@ class LazyDecisionList(Sequence[Decision]):
     def _chunk(self, number: int) -> list[Decision]:
         chunk = self._chunks[number]
         if chunk is None:
-            start = number * CHUNK
-            stop = min(self._count, start + CHUNK)
-            chunk = self._build(start, stop)
-            if len(chunk) != stop - start:
-                raise RuntimeError(f"decision builder returned {len(chunk)} decisions for {stop - start} positions")
-            resets = self._resets
-            key_maps = self._key_maps
-            overrides = self._overrides
-            for offset, decision in enumerate(chunk):
-                for name, value in resets.items():
-                    setattr(decision, name, value)
-                for name, mapping in key_maps.items():
-                    if decision.key in mapping:
-                        setattr(decision, name, mapping[decision.key])
-                fields = overrides.get(start + offset)
-                if fields:
-                    for name, value in fields.items():
-                        setattr(decision, name, value)
-            self._chunks[number] = chunk
+            chunk = self._chunks[number] = self._fresh_chunk(number)
         return chunk
+
+    def _fresh_chunk(self, number: int) -> list[Decision]:
+        """Chunk ``number`` built anew, with this list's changes applied (not stored)."""
+        start = number * CHUNK
+        stop = min(self._count, start + CHUNK)
+        chunk = self._build(start, stop)
+        if len(chunk) != stop - start:
+            raise RuntimeError(f"decision builder returned {len(chunk)} decisions for {stop - start} positions")
+        resets = self._resets
+        key_maps = self._key_maps
+        overrides = self._overrides
+        for offset, decision in enumerate(chunk):
+            for name, value in resets.items():
+                setattr(decision, name, value)
+            for name, mapping in key_maps.items():
+                if decision.key in mapping:
+                    setattr(decision, name, mapping[decision.key])
+            fields = overrides.get(start + offset)
+            if fields:
+                for name, value in fields.items():
+                    setattr(decision, name, value)
+        return chunk
+
+    def scan(self) -> Iterator[Decision]:
+        """Every decision in order, like iterating, but without keeping the ones built for it.
+
+        For a single pass over a whole run (the CLI's JSON): a 100,000-item session's
+        decisions then never all live at once. Decisions built earlier are shared as they are.
+        """
+        for number, chunk in enumerate(self._chunks):
+            yield from chunk if chunk is not None else self._fresh_chunk(number)
+        yield from self._extra
 
     def __len__(self) -> int:
         return self._count + len(self._extra)

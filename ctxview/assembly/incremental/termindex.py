@@ -31,6 +31,7 @@ class TermIndex:
 
     def __init__(self, items: Sequence[ResolvedItem]) -> None:
         self.position = {id(item): pos for pos, item in enumerate(items)}
+        self.item_tokens = [item.tokens for item in items]  # (greedy orders copy runs of it as slices)
         self.totals: list[int] = []
         # term → (positions, term frequencies): two compact int arrays (a 100,000-item session has
         # millions of postings; tuples would cost ten times the memory)
@@ -92,6 +93,7 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         self.index = index
         self._order: list[int] | None = None
         self._greedy: GreedyOrder | None = None
+        self._focus_position = focus_position
         count = len(evictable)
         copied = set(copies)
         mismatch = False
@@ -107,6 +109,7 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
                     self.positive[i] = score
                 elif i not in copied:
                     mismatch = True
+        self._prefix = not mismatch and not copies  # evictable = items without the focus item, in order
         if mismatch:  # evictable is not the prefix it should be: map every item (slow, still exact)
             self.positive.clear()
             by_position = index.positive_scores(terms)
@@ -158,8 +161,20 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
     def greedy(self) -> GreedyOrder:
         """``order()`` prepared for the greedy walk (built once, walked at every budget)."""
         if self._greedy is None:
-            self._greedy = GreedyOrder(self.order(), self.evictable)
+            self._greedy = GreedyOrder.sparse(self.positive, self.evictable, self._evictable_tokens())
+            if self._order is None:
+                self._order = self._greedy.order  # (the same list ``order()`` would build)
         return self._greedy
+
+    def _evictable_tokens(self) -> list[int] | None:
+        """``[item.tokens for item in evictable]`` from the index's copy (None when evictable is not its prefix)."""
+        if not self._prefix:
+            return None
+        tokens = self.index.item_tokens
+        focus = self._focus_position
+        if focus is not None and focus < len(self.evictable):
+            tokens = tokens[:focus] + tokens[focus + 1 :]
+        return tokens
 
 
 def indexed_scores(
