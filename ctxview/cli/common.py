@@ -197,7 +197,7 @@ def assemble_args(
     if params_file is not None:
         side_args.params = params_file
     params, conversation = resolve_params(side_args)
-    key = (str(db.resolve()), conversation)
+    key = (os.path.realpath(db), conversation)  # realpath: a symlink loop is the store's to report
     assembler = sessions.get(key) if sessions is not None else None
     if assembler is None:
         with LcmStore(db) as store:
