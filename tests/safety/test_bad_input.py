@@ -389,23 +389,31 @@ async def test_an_unknown_conversation_in_the_tui_is_a_notification(tmp_path):
 async def test_bad_budgets_typed_in_the_tui_keep_the_last_good_result():
     params = Params(token_budget=2000, fresh_tail_count=8)
     app = CtxviewApp(DEMO, conversation_id=1, params=params, show_timings=False)
+    shown: list[tuple[str, str]] = []  # every notification as it is posted (they expire on screen)
+    post = app.notify
+
+    def recorded(message: str, *args: object, **kwargs: object) -> None:
+        shown.append((str(kwargs.get("severity", "information")), message))
+        post(message, *args, **kwargs)  # type: ignore[arg-type]
+
+    app.notify = recorded  # type: ignore[method-assign]
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, InspectorScreen)
         before = screen.trace
         field = screen.query_one("#budget", Input)
-        field.focus()
         typed_values = ["-5", "0", "lots", "1e400", "[/]", "[bold red]9", "99999999999999999", ""]
         for typed in typed_values:
+            field.focus()
             field.value = typed
-            await pilot.pause(0.2)
+            await pilot.press("enter")  # a typed number applies on enter (or when typing pauses)
             await settle(pilot)
             assert screen.params.token_budget == 2000 and screen.trace is before, typed
-            newest = [(severity, message) for severity, message in notifications(app)][-1]
+            newest = shown[-1]
             assert newest[0] == "warning" and "still showing the last good result" in newest[1], typed
             assert "token budget" in newest[1], typed
-        warnings = [message for severity, message in notifications(app) if severity == "warning"]
+        warnings = [message for severity, message in shown if severity == "warning"]
         assert len(warnings) == len(typed_values)  # one each, none lost, none repeated
         assert any("'[/]'" in message for message in warnings)  # shown as typed, not read as markup
         await pilot.press("escape")
