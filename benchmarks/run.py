@@ -24,6 +24,10 @@ size and the greedy walk, the tool-pair repair and the engine step all work.
   of each pair is what stays comparable on a busy machine.
 * sweep: ``ctxview.sweep.sweep`` over every budget from the fresh tail to the total.
 * TUI open: from creating the app to the first complete trace on screen.
+* private copy (issue 20): opening a 150 MB WAL-mode database whose newest commit is only in
+  its ``-wal`` and whose ``-shm`` is gone (a copy of a live agent's files): ctxview copies the
+  database and its ``-wal`` to a private temporary folder rather than create a ``-shm`` beside
+  them.  Shown next to opening the same database with no ``-wal`` (read in place, immutable).
 
 Usage::
 
@@ -286,12 +290,76 @@ def worker_floor(db: Path, budget: int) -> dict[str, Any]:
     return {"floor": [time.perf_counter() - mark]}
 
 
+PRIVATE_COPY_MB = 150
+
+
+def private_copy_dbs() -> tuple[Path, Path]:
+    """(a 150 MB WAL database with its newest commit in a -wal and no -shm, the same without the -wal)."""
+    import shutil
+    import sqlite3
+
+    folder = CACHE / "private-copy"
+    with_wal, plain = folder / "wal" / "lcm.db", folder / "plain" / "lcm.db"
+    if with_wal.exists() and Path(f"{with_wal}-wal").exists() and plain.exists():
+        return with_wal, plain
+    print(f"building a {PRIVATE_COPY_MB} MB WAL database…", file=sys.stderr, flush=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    for target in (with_wal, plain):
+        target.parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / "sample_sessions" / "demo.db", plain)
+    conn = sqlite3.connect(plain)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE benchmark_filler (data BLOB)")  # the bytes a long session's rows would hold
+    conn.executemany("INSERT INTO benchmark_filler VALUES (randomblob(1048576))", [()] * PRIVATE_COPY_MB)
+    conn.commit()
+    conn.close()  # checkpointed: plain has no -wal
+    shutil.copyfile(plain, with_wal)
+    writer = sqlite3.connect(with_wal)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("UPDATE conversations SET title = 'renamed in the -wal' WHERE conversation_id = 1")
+    writer.commit()
+    # copy the three files while the writer holds them (the state a live agent leaves), then drop the -shm
+    snapshot = folder / "snapshot"
+    snapshot.mkdir()
+    for suffix in ("", "-wal"):
+        shutil.copyfile(f"{with_wal}{suffix}", snapshot / f"lcm.db{suffix}")
+    writer.close()
+    shutil.rmtree(with_wal.parent)
+    snapshot.rename(with_wal.parent)
+    return with_wal, plain
+
+
+def worker_private_copy(db: Path, budget: int) -> dict[str, Any]:
+    """Open ``db`` and load conversation 1, as ``ctxview assemble`` starts; the copy is made (and removed) here."""
+    from ctxview.store import LcmStore
+
+    mark = time.perf_counter()
+    with LcmStore(db) as store:
+        store.load_session(1)
+    return {"seconds": [time.perf_counter() - mark]}
+
+
+def private_copy_line(repeat: int) -> str:
+    with_wal, plain = private_copy_dbs()
+    size = with_wal.stat().st_size + Path(f"{with_wal}-wal").stat().st_size
+    copied = [run_worker("privatecopy", with_wal, [])["seconds"][0] for _ in range(repeat)]
+    direct = [run_worker("privatecopy", plain, [])["seconds"][0] for _ in range(repeat)]
+    left = sorted(p.name for p in with_wal.parent.iterdir())
+    return (
+        f"private copy: open + load of a {size / 1e6:.0f} MB WAL database whose newest commit is only in its -wal"
+        f" (no -shm): {statistics.median(copied):.2f} s median / {max(copied):.2f} s max, against"
+        f" {statistics.median(direct):.2f} s / {max(direct):.2f} s for the same database without a -wal;"
+        f" files beside it afterwards: {', '.join(left)}"
+    )
+
+
 WORKERS = {
     "core": worker_core,
     "sweep": worker_sweep,
     "cli": worker_cli,
     "floor": worker_floor,
     "budget": worker_budget,
+    "privatecopy": worker_private_copy,
 }
 
 
@@ -379,7 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="2000,10000,100000", help="context-item counts (comma separated)")
     parser.add_argument("--repeat", type=int, default=5, help="fresh processes per measure (default 5)")
     parser.add_argument("--keys", default="dat", help="characters typed in the TUI measure, per process")
-    parser.add_argument("--skip", default="", help="measures to skip (comma separated: core,tui,cli,sweep)")
+    parser.add_argument(
+        "--skip", default="", help="measures to skip (comma separated: core,tui,cli,sweep,privatecopy)"
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the raw timings here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
@@ -393,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out))
         return 0
 
-    sizes = [int(s) for s in args.sizes.split(",") if s]
+    sizes = [int(s) for s in args.sizes.split(",") if s]  # an empty list: the private-copy line alone
     skip = {s for s in args.skip.split(",") if s}
     byte_compile()
     results: dict[int, dict[str, list[float]]] = {}
@@ -427,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scenario: engine on, fresh tail 64, prompt-aware, budget = min(128,000, ¼ of the item tokens); "
           f"{args.repeat} processes per measure; prompt typed: {PROMPT!r}")
     print(table)
+    if "privatecopy" not in skip:
+        print(private_copy_line(args.repeat))
     print("all targets met" if ok else "some targets missed")
     if args.json:
         Path(args.json).write_text(json.dumps({"items": items, "results": results}, indent=1))

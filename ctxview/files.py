@@ -11,6 +11,7 @@ rename), and a file nobody asked to replace is never clobbered.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -99,6 +100,51 @@ def _check_regular(mode: int, path: str | os.PathLike[str], wording: Wording) ->
     if stat.S_ISDIR(mode):
         raise wording.error(wording.directory, path)
     raise wording.error(wording.not_regular, path, kind=file_kind(mode))
+
+
+def not_regular_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is not a regular file (following symbolic links), or None when it is one.
+
+    The one check behind every file ctxview reads (the open helpers here do it
+    again on the open descriptor); worded to follow the file's name.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file" if not os.path.islink(path) else "a symbolic link to a missing file"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop, not a regular file"
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    return f"is {file_kind(mode)}, not a regular file"
+
+
+def open_regular_fd(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of a regular file, opened non-blocking (a FIFO swapped in cannot hang the open).
+
+    Raises ``OSError`` when ``path`` cannot be opened or is not a regular file once open.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)})")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file; ``OSError`` for anything else (for readers that word errors themselves)."""
+    fd = open_regular_fd(path)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def read_head(path: str | os.PathLike[str], size: int, wording: Wording) -> bytes:

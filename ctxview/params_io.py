@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.errors import InputError
-from ctxview.files import Wording, read_text
+from ctxview.files import Wording, not_regular_reason, read_text
 from ctxview.jsjson import JSNumber, js_parse, js_string, js_stringify
 from ctxview.model import (
     ASSEMBLER_DEFAULT_FRESH_TAIL,
@@ -363,8 +363,11 @@ def _validated(fields: dict[str, Any], *, source: str) -> dict[str, Any]:
             out[name] = float(threshold)
         elif name == "citations_path":
             path = Path(str(value))
-            if not path.is_file():
+            problem = not_regular_reason(path)
+            if problem == "no such file":
                 raise InputError(f"{source}: citation log not found: {path}")
+            if problem is not None:
+                raise InputError(f"{source}: citation log {path} {problem}")
             out[name] = str(path)
         elif name == "live_messages":
             if not isinstance(value, (list, tuple)):

@@ -21,6 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ctxview.dbvalues import engine_number, total, whole_number
+from ctxview.dbvalues import text as read_text
 from ctxview.errors import ConversationNotFound, DatabaseError
 from ctxview.gc_pause import gc_paused
 from ctxview.model import (
@@ -70,33 +72,14 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
 }
 
 
-def _decode_text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
+# Tables the engine creates and ctxview reads: a view or virtual table in their place was not written by it.
+ENGINE_TABLES = (*REQUIRED, "large_files", "focus_briefs", "conversation_compaction_maintenance",
+                 "conversation_bootstrap_state")
 
-
-def _int(value: Any) -> int | None:
-    """An INTEGER column as int; None for NULL and for what no whole number can be read from."""
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("+-").isdecimal() and len(value) < 30:
-        return int(value.strip())
-    return None
-
-
-def _number(value: Any) -> Any:
-    """A numeric column passed on raw (the renderer applies JS rules to it); a BLOB is read as its text."""
-    return _decode_text(value) if isinstance(value, bytes) else value
-
-
-def _text(value: Any) -> str | None:
-    """A TEXT column as str (BLOBs decoded, numbers printed), None stays None."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return _decode_text(value)
-    return str(value)
+# Every value read goes through ctxview.dbvalues (the one reader of stored values).
+_int = whole_number
+_number = engine_number
+_text = read_text
 
 
 class LcmStore:
@@ -109,7 +92,9 @@ class LcmStore:
         self._wal_mode = False
         self._check_file()
         self._conn = self._open()
+        self._tables: set[str] = set()
         self._columns: dict[str, set[str]] = {}
+        self._conversations: tuple[int, list[tuple[Any, ...]]] | None = None
         try:
             self._validate()
         except BaseException:
@@ -132,17 +117,28 @@ class LcmStore:
 
     def _validate(self) -> None:
         try:
-            rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+            rows = self._conn.execute(
+                "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+            ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"{self.path}: not a SQLite database ({exc})") from exc
-        tables = {name for (name,) in rows}
-        missing = [t for t in REQUIRED if t not in tables]
+        # SQLite names are case-insensitive: so are ctxview's (CONTEXT_ITEMS is the engine's context_items)
+        self._tables = {(_text(name) or "").lower() for name, _type, _sql in rows}
+        missing = [t for t in REQUIRED if t not in self._tables]
         if missing:
             raise DatabaseError(f"{self.path}: not an LCM database: missing tables {', '.join(missing)}")
-        for table in tables:
-            self._columns[table] = self._table_columns(table)
+        for name, kind, sql in rows:
+            if (_text(name) or "").lower() not in ENGINE_TABLES:
+                continue
+            if kind == "view" or (_text(sql) or "").lstrip()[:20].upper().startswith("CREATE VIRTUAL"):
+                what = "a view" if kind == "view" else "a virtual table"
+                # the engine writes these tables row by row; it cannot have written a view, and reading
+                # one runs whatever query it holds (a recursive one never ends)
+                raise DatabaseError(
+                    f"{self.path}: {name} is {what}, not a table: this database was not written by the engine"
+                )
         for table, needed in REQUIRED.items():
-            absent = [c for c in needed if c not in self._columns[table]]
+            absent = [c for c in needed if not self._has(table, c)]
             if absent:
                 plural = "s" if len(absent) > 1 else ""
                 raise DatabaseError(
@@ -153,15 +149,20 @@ class LcmStore:
     def _table_columns(self, table: str) -> set[str]:
         quoted = table.replace('"', '""')
         try:
-            return {row[1] for row in self._conn.execute(f'PRAGMA table_info("{quoted}")')}
+            return {(_text(row[1]) or "").lower() for row in self._conn.execute(f'PRAGMA table_info("{quoted}")')}
         except sqlite3.Error:
             return set()
 
     def _has(self, table: str, column: str | None = None) -> bool:
+        """Whether the database has ``table`` (and its ``column``); columns are read on first use."""
+        if table not in self._tables:
+            return False
+        if column is None:
+            return True
         cols = self._columns.get(table)
         if cols is None:
-            return False
-        return column is None or column in cols
+            cols = self._columns[table] = self._table_columns(table)
+        return column in cols
 
     def _col(self, table: str, column: str, alias: str = "") -> str:
         """``alias.column`` when the column exists, else ``NULL`` (optional columns)."""
@@ -199,13 +200,28 @@ class LcmStore:
     # --- conversations ----------------------------------------------------------------------
 
     def _conversation_rows(self) -> list[tuple[Any, ...]]:
+        """The conversations table, read once per database state (a session load asks three times)."""
+        version = self.data_version()
+        if self._conversations is not None and self._conversations[0] == version:
+            return self._conversations[1]
+        rows = self._read_conversation_rows()
+        self._conversations = (version, rows)
+        return rows
+
+    def _read_conversation_rows(self) -> list[tuple[Any, ...]]:
         t = "conversations"
         rows = self._query(
             f"SELECT conversation_id, session_id, {self._col(t, 'session_key')}, {self._col(t, 'title')}, active, "
             f"{self._col(t, 'archived_at')}, created_at FROM conversations ORDER BY conversation_id"
         )
-        # an id that is no whole number cannot be asked for (--conversation ID): such rows are not listed
-        return [(cid, *rest) for cid, *rest in ((_int(r[0]), *r[1:]) for r in rows) if cid is not None]
+        # an id that is no whole number cannot be asked for (--conversation ID): such rows are not listed;
+        # of rows sharing an id (no key) the first is the one the engine's lookup by id returns
+        listed: dict[int, tuple[Any, ...]] = {}
+        for row in rows:
+            cid = _int(row[0])
+            if cid is not None and cid not in listed:
+                listed[cid] = (cid, *row[1:])
+        return list(listed.values())
 
     def conversation_refs(self) -> tuple[ConversationRef, ...]:
         """Every conversation as the engine's session lookup reads it (spec §9.2 step 2)."""
@@ -216,10 +232,15 @@ class LcmStore:
 
     def tables(self) -> frozenset[str]:
         """The database's tables and views (which engine line wrote it shows in them)."""
-        return frozenset(self._columns)
+        return frozenset(self._tables)
 
-    def _counts(self, sql: str, params: Sequence[Any] = ()) -> dict[int, int]:
-        return {cid: int(n or 0) for cid, n in self._query(sql, params)}
+    def _counts(self, sql: str, params: Sequence[Any] = ()) -> dict[int, int | float]:
+        counts: dict[int, int | float] = {}
+        for cid, n in self._query(sql, params):
+            key = _int(cid)
+            if key is not None:
+                counts[key] = counts.get(key, 0) + total(n)
+        return counts
 
     def list_conversations(self) -> list[ConversationInfo]:
         """Every conversation with its counts; one aggregate query per figure."""
@@ -228,8 +249,9 @@ class LcmStore:
         messages = self._counts("SELECT conversation_id, COUNT(*) FROM messages GROUP BY conversation_id")
         items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items GROUP BY conversation_id")
         summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries GROUP BY conversation_id")
+        # TOTAL, not SUM: a list of sizes should not fail where stored counts add up past 2**63
         tokens = self._counts(
-            "SELECT conversation_id, SUM(t) FROM ("
+            "SELECT conversation_id, TOTAL(t) FROM ("
             f" SELECT ci.conversation_id AS conversation_id, COALESCE({msg_tokens}, 0) AS t"
             " FROM context_items ci JOIN messages m ON m.message_id = ci.message_id"
             " WHERE ci.item_type = 'message'"
@@ -244,10 +266,10 @@ class LcmStore:
     @staticmethod
     def _info(
         row: tuple[Any, ...],
-        messages: dict[int, int],
-        items: dict[int, int],
-        summaries: dict[int, int],
-        tokens: dict[int, int],
+        messages: dict[int, int | float],
+        items: dict[int, int | float],
+        summaries: dict[int, int | float],
+        tokens: dict[int, int | float],
     ) -> ConversationInfo:
         cid, session_id, session_key, title, active, archived_at, created_at = row
         return ConversationInfo(
@@ -258,10 +280,10 @@ class LcmStore:
             active=active == 1,
             archived=archived_at is not None,
             created_at=_text(created_at),
-            message_count=messages.get(cid, 0),
-            context_item_count=items.get(cid, 0),
-            summary_count=summaries.get(cid, 0),
-            token_total=tokens.get(cid, 0),
+            message_count=int(messages.get(cid, 0)),
+            context_item_count=int(items.get(cid, 0)),
+            summary_count=int(summaries.get(cid, 0)),
+            token_total=tokens.get(cid, 0),  # type: ignore[arg-type]  # Infinity where a count is Infinity
         )
 
     def _conversation_info(self, conversation_id: int) -> ConversationInfo:
@@ -275,7 +297,7 @@ class LcmStore:
         items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items WHERE conversation_id = ?", cid)
         summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries WHERE conversation_id = ?", cid)
         tokens = self._counts(
-            "SELECT ?, COALESCE(SUM(t), 0) FROM ("
+            "SELECT ?, TOTAL(t) FROM ("
             f" SELECT COALESCE({msg_tokens}, 0) AS t FROM context_items ci"
             " JOIN messages m ON m.message_id = ci.message_id"
             " WHERE ci.conversation_id = ? AND ci.item_type = 'message'"
@@ -371,16 +393,30 @@ class LcmStore:
             " WHERE conversation_id = ? ORDER BY ordinal",
             (cid,),
         )
-        items = [
-            ContextItemRow(ordinal=o, item_type=_text(t) or "", message_id=_int(m), summary_id=_text(s))
-            for o, t, m, s in ((_int(r[0]), *r[1:]) for r in rows)
-            if o is not None
-        ]
-        if len(items) < len(rows):
-            skipped = count_text(len(rows) - len(items), "context item")
+        items: list[ContextItemRow] = []
+        seen: set[int] = set()
+        shared: list[int] = []
+        for raw_ordinal, item_type, mid, sid in rows:
+            ordinal = _int(raw_ordinal)
+            if ordinal is None:
+                continue
+            if ordinal in seen:  # no key on the table: ordinals are what ctxview tells items apart by
+                shared.append(ordinal)
+                continue
+            seen.add(ordinal)
+            items.append(ContextItemRow(ordinal, _text(item_type) or "", _int(mid), _text(sid)))
+        unreadable = len(rows) - len(items) - len(shared)
+        if unreadable:
+            skipped = count_text(unreadable, "context item")
             warnings.append(f"{skipped} without a whole-number ordinal skipped")
+        if shared:
+            listed = ", ".join(str(o) for o in sorted(set(shared))[:5]) + (" …" if len(set(shared)) > 5 else "")
+            warnings.append(
+                f"{count_text(len(shared), 'context item')} sharing an ordinal with an earlier one skipped"
+                f" (ordinal {listed}); the engine would assemble them too"
+            )
         messages = self._load_messages(cid, warnings)
-        summaries = self._load_summaries(cid)
+        summaries = self._load_summaries(cid, warnings)
         large_files = self._load_large_files(cid)
         brief = self._load_focus_brief(cid)
         dangling = sum(
@@ -401,7 +437,7 @@ class LcmStore:
             maintenance=self._row_of("conversation_compaction_maintenance", cid),
             bootstrap_state=self._row_of("conversation_bootstrap_state", cid),
             pending_summary_batch=self._active_pending_batch(cid),
-            stored_context_tokens=self._stored_context_tokens(cid),
+            stored_context_tokens=self._stored_context_tokens(cid, warnings),
             source=str(self.path),
             warnings=warnings,
             tables=self.tables(),
@@ -420,7 +456,7 @@ class LcmStore:
             " ORDER BY p.message_id, p.ordinal",
             (cid,),
         )
-        parts: dict[int, list[PartRow]] = {}
+        parts: dict[Any, list[PartRow]] = {}  # in SQLite's ORDER BY ordinal, whatever the ordinals hold
         for mid, pid, ptype, ordinal, text, call_id, name, tin, tout, meta in part_rows:
             parts.setdefault(mid, []).append(
                 PartRow(
@@ -450,6 +486,8 @@ class LcmStore:
             if mid is None or seq is None:
                 unreadable += 1  # its context item stays unresolved, as for a missing row
                 continue
+            if mid in messages:  # no key on the table: the engine's lookup by id returns the first row
+                continue
             messages[mid] = MessageRow(
                 mid,
                 seq,
@@ -465,7 +503,7 @@ class LcmStore:
             warnings.append(f"{count_text(unreadable, 'message')} without a whole-number id or seq skipped")
         return messages
 
-    def _load_summaries(self, cid: int) -> dict[str, SummaryRow]:
+    def _load_summaries(self, cid: int, warnings: list[str]) -> dict[str, SummaryRow]:
         t = "summaries"
         in_context = "SELECT summary_id FROM context_items WHERE conversation_id = ? AND summary_id IS NOT NULL"
         rows = self._query(
@@ -478,46 +516,53 @@ class LcmStore:
         )
         if not rows:
             return {}
-        # Every summary reachable from the context through summary_parents (for max_source_seq).
-        reach = (
-            "WITH RECURSIVE reach(sid) AS ("
-            f" {in_context}"
-            " UNION SELECT sp.parent_summary_id FROM summary_parents sp JOIN reach r ON sp.summary_id = r.sid)"
-        )
-        edges: dict[str, list[str]] = {}
+        # The sources condensed into each context summary, as rendered (§3), in summary_parents order.
         existing_parents: dict[str, list[str]] = {}
+        linked = False
         for sid, parent, exists in self._query(
-            f"{reach} SELECT sp.summary_id, sp.parent_summary_id,"
+            "SELECT sp.summary_id, sp.parent_summary_id,"
             " EXISTS(SELECT 1 FROM summaries x WHERE x.summary_id = sp.parent_summary_id)"
-            " FROM summary_parents sp WHERE sp.summary_id IN (SELECT sid FROM reach)"
+            f" FROM summary_parents sp WHERE sp.summary_id IN ({in_context})"
             " ORDER BY sp.summary_id, sp.ordinal",
             (cid,),
         ):
-            sid = _text(sid) or ""
-            parent = _text(parent) or ""
-            edges.setdefault(sid, []).append(parent)
+            linked = True
             if exists:
-                existing_parents.setdefault(sid, []).append(parent)
+                existing_parents.setdefault(_text(sid) or "", []).append(_text(parent) or "")
+        # summaryMaxSourceSeq walks every summary reachable through summary_parents: the edges are read
+        # whole (one plain scan; a recursive query here costs more than the walk) and walked in Python.
+        edges: dict[str, list[str]] = {}
+        if linked:
+            for sid, parent in self._query("SELECT summary_id, parent_summary_id FROM summary_parents"):
+                edges.setdefault(_text(sid) or "", []).append(_text(parent) or "")
+        scope = "" if linked else f" WHERE sm.summary_id IN ({in_context})"
         direct: dict[str, int] = {}
         for sid, max_seq in self._query(
-            f"{reach} SELECT sm.summary_id, MAX(m.seq) FROM summary_messages sm"
-            " JOIN messages m ON m.message_id = sm.message_id"
-            " WHERE sm.summary_id IN (SELECT sid FROM reach) GROUP BY sm.summary_id",
-            (cid,),
+            "SELECT sm.summary_id, MAX(m.seq) FROM summary_messages sm"
+            f" JOIN messages m ON m.message_id = sm.message_id{scope} GROUP BY sm.summary_id",
+            () if linked else (cid,),
         ):
-            if _int(max_seq) is not None:
-                direct[_text(sid) or ""] = _int(max_seq)
+            seq = _int(max_seq)
+            if seq is not None:
+                direct[_text(sid) or ""] = seq
         sources: dict[str, list[int]] = {}
         for sid, mid in self._query(
             "SELECT sm.summary_id, sm.message_id FROM summary_messages sm"
             f" WHERE sm.summary_id IN ({in_context}) ORDER BY sm.summary_id, sm.ordinal",
             (cid,),
         ):
-            sources.setdefault(_text(sid) or "", []).append(mid)
-        memo: dict[str, int | None] = {}
+            source = _int(mid)
+            if source is not None:
+                sources.setdefault(_text(sid) or "", []).append(source)
+        roots = [_text(row[0]) or "" for row in rows]
+        watermarks, cycles = source_seq_watermarks(roots, edges, direct)
+        if cycles:
+            warnings.append(cycle_warning(cycles))
         summaries: dict[str, SummaryRow] = {}
         for sid, kind, depth, content, tokens, earliest, latest, desc, created, file_ids, model in rows:
             sid = _text(sid) or ""
+            if sid in summaries:  # no key on the table: the engine's lookup by id returns the first row
+                continue
             summaries[sid] = SummaryRow(
                 summary_id=sid,
                 kind=_text(kind) or "",
@@ -532,7 +577,7 @@ class LcmStore:
                 model=_text(model),
                 parent_ids=tuple(existing_parents.get(sid, ())),
                 source_message_ids=tuple(sources.get(sid, ())),
-                max_source_seq=_max_source_seq(sid, edges, direct, memo),
+                max_source_seq=watermarks.get(sid),
             )
         return summaries
 
@@ -584,14 +629,15 @@ class LcmStore:
         """The conversation's row of an engine-state table, keyed by column (None: no table or no row)."""
         if not self._has(table, "conversation_id"):
             return None
-        cursor = self._conn.execute(f"SELECT * FROM {table} WHERE conversation_id = ? LIMIT 1", (cid,))
         try:
+            cursor = self._conn.execute(f"SELECT * FROM {table} WHERE conversation_id = ? LIMIT 1", (cid,))
             row = cursor.fetchone()
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
         if row is None:
             return None
-        return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
+        columns = [str(column[0]).lower() for column in cursor.description]
+        return {column: _number(value) for column, value in zip(columns, row, strict=True)}
 
     def _active_pending_batch(self, cid: int) -> dict[str, Any] | None:
         """The conversation's pending summary batch still being planned, prepared or published (1.0), if any."""
@@ -599,55 +645,134 @@ class LcmStore:
             "pending_compaction_batches", "status"
         ):
             return None
-        cursor = self._conn.execute(
-            "SELECT * FROM pending_compaction_batches WHERE conversation_id = ?"
-            " AND status IN ('planning', 'ready', 'publishing') LIMIT 1",
-            (cid,),
-        )
         try:
+            cursor = self._conn.execute(
+                "SELECT * FROM pending_compaction_batches WHERE conversation_id = ?"
+                " AND status IN ('planning', 'ready', 'publishing') LIMIT 1",
+                (cid,),
+            )
             row = cursor.fetchone()
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
-        return None if row is None else {c[0]: v for c, v in zip(cursor.description, row, strict=True)}
+        if row is None:
+            return None
+        columns = [str(column[0]).lower() for column in cursor.description]
+        return {column: _number(value) for column, value in zip(columns, row, strict=True)}
 
-    def _stored_context_tokens(self, cid: int) -> Any:
+    def _stored_context_tokens(self, cid: int, warnings: list[str]) -> Any:
         """Σ the stored ``token_count`` of the context items, as the engine's degrade gate sums them (§10.5)."""
         msg_tokens = self._col("messages", "token_count", "m")
         sum_tokens = self._col("summaries", "token_count", "s")
-        rows = self._query(
-            "SELECT COALESCE(SUM(t), 0) FROM ("
+        inner = (
             f" SELECT {msg_tokens} AS t FROM context_items ci JOIN messages m ON m.message_id = ci.message_id"
             " WHERE ci.conversation_id = ?1 AND ci.item_type = 'message'"
             " UNION ALL"
             f" SELECT {sum_tokens} FROM context_items ci JOIN summaries s ON s.summary_id = ci.summary_id"
-            " WHERE ci.conversation_id = ?1 AND ci.item_type = 'summary')",
-            (cid,),
+            " WHERE ci.conversation_id = ?1 AND ci.item_type = 'summary'"
         )
+        try:
+            rows = self._conn.execute(f"SELECT COALESCE(SUM(t), 0) FROM ({inner})", (cid,)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "overflow" not in str(exc):
+                raise DatabaseError(f"{self.path}: cannot read the database ({exc})") from exc
+            # SUM of integers past 2**63 fails in SQLite, in the engine's query too; TOTAL sums as doubles
+            warnings.append(
+                "the stored token counts of the context sum past 2**63, where SQLite's SUM (the engine's"
+                " degrade gate) fails; ctxview uses their sum as a floating-point number"
+            )
+            rows = self._query(f"SELECT TOTAL(t) FROM ({inner})", (cid,))
         return _number(rows[0][0]) if rows else 0
 
 
-def _max_source_seq(
-    root: str, edges: dict[str, list[str]], direct: dict[str, int], memo: dict[str, int | None]
-) -> int | None:
-    """MAX(seq) over the summary and every summary reachable through summary_parents (§3)."""
-    if root in memo:
-        return memo[root]
-    best: int | None = None
-    seen = {root}
-    stack = [root]
-    while stack:
-        sid = stack.pop()
-        if sid != root and sid in memo:
-            value = memo[sid]
-            if value is not None and (best is None or value > best):
-                best = value
+def source_seq_watermarks(
+    roots: Sequence[str], edges: dict[str, list[str]], direct: dict[str, int]
+) -> tuple[dict[str, int | None], list[list[str]]]:
+    """§3 ``summaryMaxSourceSeq`` of every summary reachable from ``roots``, and the cycles met on the way.
+
+    The value of a summary is the largest ``direct`` seq over it and every summary reachable through
+    ``edges`` (summary_parents), or None.  The engine's recursive query (``UNION``) visits each summary
+    once, so on a cycle it answers the same for every member: the largest seq over the whole cycle and
+    what it reaches.  Computed over the strongly connected components (Tarjan's algorithm, without
+    recursion), so a 100,000-long chain or cycle costs one visit per summary and per edge.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    value: dict[str, int | None] = {}  # closed summaries; a visited one not in it is on the stack
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    none: tuple[str, ...] = ()
+    for root in roots:
+        if root in index:
             continue
-        value = direct.get(sid)
-        if value is not None and (best is None or value > best):
-            best = value
-        for parent in edges.get(sid, ()):
-            if parent not in seen:
-                seen.add(parent)
-                stack.append(parent)
-    memo[root] = best
-    return best
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        work = [(root, iter(edges.get(root, none)))]
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    work.append((successor, iter(edges.get(successor, none))))
+                    break
+                if successor not in value and index[successor] < low[node]:
+                    low[node] = index[successor]
+            else:
+                work.pop()
+                node_low = low[node]
+                if work and node_low < low[work[-1][0]]:
+                    low[work[-1][0]] = node_low
+                if node_low == index[node]:
+                    _close_component(node, stack, edges, direct, value, cycles)
+    return value, cycles
+
+
+def _close_component(
+    head: str,
+    stack: list[str],
+    edges: dict[str, list[str]],
+    direct: dict[str, int],
+    value: dict[str, int | None],
+    cycles: list[list[str]],
+) -> None:
+    """Pop the component ``head`` heads off ``stack`` and give all its members their watermark."""
+    members = [stack.pop()]
+    while members[-1] != head:
+        members.append(stack.pop())
+    best: int | None = None
+    looped = len(members) > 1
+    for member in members:
+        seq = direct.get(member)
+        if seq is not None and (best is None or seq > best):
+            best = seq
+        for successor in edges.get(member, ()):
+            if successor == member:
+                looped = True
+                continue
+            reached = value.get(successor)  # None also for a member of this component: not closed yet
+            if reached is not None and (best is None or reached > best):
+                best = reached
+    for member in members:
+        value[member] = best
+    if looped:
+        members.reverse()
+        cycles.append(members)
+
+
+def cycle_warning(cycles: list[list[str]]) -> str:
+    """One sentence on the cycles of ``summary_parents`` (for the session's warnings and so the trace)."""
+    members = sum(len(c) for c in cycles)
+    first = cycles[0]
+    shown = " → ".join(_shown_id(sid) for sid in first[:3]) + (" → …" if len(first) > 3 else "")
+    loop = f"{shown} → {_shown_id(first[0])}" if len(first) > 1 else f"{shown} → itself"
+    many = f"{len(cycles):,} cycles through {members:,} summaries" if len(cycles) > 1 else "a cycle"
+    return (
+        f"summary ancestry has {many} in summary_parents (e.g. {loop}); each summary's sources are counted once,"
+        " as the engine's recursive query counts them"
+    )
+
+
+def _shown_id(summary_id: str) -> str:
+    clean = "".join(ch if ch.isprintable() else "?" for ch in summary_id)
+    return clean if len(clean) <= 32 else clean[:31] + "…"
+

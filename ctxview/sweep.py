@@ -30,7 +30,9 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
+from ctxview.jserrors import JSError
 from ctxview.model import KEPT_OUTCOMES, Params, Trace, column, count_text
 
 if TYPE_CHECKING:
@@ -225,7 +227,10 @@ class _Plan:
     def of(cls, assembler: SessionAssembler, params: Params) -> _Plan:
         reserved = max(0, params.reserved_tokens)
         # a budget of 1 puts the pass in its eviction mode; the order it walks does not depend on the budget
-        asm = assembler.assemble(params, 1)
+        try:
+            asm = assembler.assemble(params, 1)
+        except JSError:  # the engine cannot resolve the session and falls back: its assembler keeps nothing
+            asm = empty_result()
         base = asm.tail_tokens + asm.focus_tokens
         order = asm.selection_order()
         # an evictable item is kept at every budget that fits it and everything before it in the walk

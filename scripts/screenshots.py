@@ -40,11 +40,16 @@ class Shot:
     conversation: int | None = 1
     params: Params = LIVE_PARAMS
     db: str = "demo"
+    state: str | None = None  # an OpenClaw state directory from the test fixtures: "agents" or "case"
 
 
 SHOTS: tuple[Shot, ...] = (
     Shot("picker", (120, 30), conversation=None),
-    Shot("inspector", (160, 48)),
+    # the README's first picture: the priority (score) sort, where the budget line is the cut and each why shows
+    Shot("inspector", (160, 48), keys=("o",)),
+    Shot("inspector-filter", (160, 48),
+         keys=("f", *"helm", "space", *"outcome:evicted", "space", *"kind:toolResult", "enter")),
+    Shot("sweep", (160, 48), keys=("w",)),
     Shot("inspector-budget-cut-by-score", (160, 48), keys=("minus", "o", "j", "j", "j")),
     Shot("inspector-tool-pair", (160, 48), keys=("G", *("k",) * 13, "p")),
     Shot("inspector-chronological", (160, 48), keys=("G",),
@@ -54,6 +59,8 @@ SHOTS: tuple[Shot, ...] = (
     Shot("roi-view", (160, 48), keys=("i",), params=replace(LIVE_PARAMS, scorer="roi")),
     Shot("help", (120, 48), keys=("question_mark",)),
     Shot("export", (160, 48), keys=("e", "down", "down", "down")),
+    Shot("sessions", (160, 40), state="agents"),
+    Shot("verify", (160, 48), keys=("enter",), state="case"),
     Shot("messages", (160, 48), keys=("M", "n", "k", "k", "k")),
     Shot("focus-briefs", (160, 40), keys=("f", "j"), conversation=None, db="browse",
          params=Params()),
@@ -67,8 +74,42 @@ SHOTS: tuple[Shot, ...] = (
 )
 
 
+STATE_ROOT = Path("/tmp/ctxview-screenshots")
+
+
+def openclaw_state(kind: str) -> Path:
+    """A fixture state directory at a fixed path (the picker shows it), rebuilt each time."""
+    import os
+    import time
+
+    from tests.openclaw_case_fixture import build_case_state
+    from tests.openclaw_fixtures import build_state
+
+    os.environ["TZ"] = "UTC"  # the fixtures' times, as the tests see them
+    time.tzset()
+    root = STATE_ROOT / kind / ".openclaw"
+    shutil.rmtree(root.parent, ignore_errors=True)
+    if kind == "case":
+        return build_case_state(root, "match")
+    return build_state(root).root
+
+
 async def render(shot: Shot, db: Path) -> str:
-    app = CtxviewApp(db, conversation_id=shot.conversation, params=shot.params, show_timings=False)
+    from ctxview.openclaw.engine_config import engine_settings
+
+    discovery = None
+    if shot.state is not None:
+        from ctxview.openclaw.host import discover
+
+        discovery = discover({}, Path("/nonexistent-home"), state_dir=openclaw_state(shot.state))
+        db = discovery.lcm.path
+    app = CtxviewApp(
+        db,
+        conversation_id=shot.conversation if discovery is None else None,
+        params=shot.params if discovery is None else engine_settings(discovery.config.data).apply(Params()),
+        show_timings=False,
+        discovery=discovery,
+    )
     async with app.run_test(size=shot.size) as pilot:
         await settle(pilot)
         for key in shot.keys:

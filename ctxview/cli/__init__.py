@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "ctxview.cli.export",
     "diff": "ctxview.cli.diff",
     "sweep": "ctxview.cli.sweep",
+    "verify": "ctxview.cli.verify",
     "diagnose": "ctxview.cli.diagnose",
     "check": "ctxview.cli.check",
     "summaries": "ctxview.cli.summaries",

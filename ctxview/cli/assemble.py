@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from ctxview.cli.common import DEFAULTS_HELP, add_selection_flags, print_notes, resolve_params, terminal_width
+from ctxview.cli.common import (
+    DEFAULTS_HELP,
+    add_selection_flags,
+    live_from_transcript,
+    print_notes,
+    resolve_params,
+    terminal_width,
+)
 from ctxview.cli.export import add_output_arguments, run_export
 from ctxview.export.formats import FORMATS, format_help
 
@@ -34,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     params, conversation = resolve_params(args)
     with LcmStore(args.db) as store:
         session = store.load_session_for(params, conversation)
+    params = live_from_transcript(args, Path(args.db), params, session.conversation.conversation_id)
     trace = SessionAssembler(session).run(params)
     if args.format not in ("table", "json"):
         print_notes(session.warnings)  # the table and JSON carry them; an export does not

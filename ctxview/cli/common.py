@@ -55,6 +55,18 @@ def add_selection_flags(parser: argparse.ArgumentParser, *, engine_per_side: boo
         "--live", metavar="FILE", help="live inputs: JSON array of messages or an OpenClaw .jsonl transcript"
     )
     parser.add_argument(
+        "--live-from-transcript",
+        action="store_true",
+        help="live inputs: the host's live window, built from the OpenClaw transcript of the conversation's session "
+        "(the branch from its leaf, compaction and branch summaries as the host handles them)",
+    )
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="the OpenClaw state directory to find transcripts in (default: the database's own directory when it "
+        "has agents/, else the one OpenClaw uses: $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.clawdbot)",
+    )
+    parser.add_argument(
         "--add-live",
         action="append",
         metavar="KIND:TEXT",
@@ -153,6 +165,10 @@ def resolve_params_with_notes(args: argparse.Namespace) -> tuple[Params, int | N
 
         live = load_live_messages(args.live, notes)
         params = build_params(params, {"live_messages": live}, source=args.live)
+    if getattr(args, "live_from_transcript", False) and args.live:
+        from ctxview.errors import InputError
+
+        raise InputError("--live and --live-from-transcript both give the live inputs: use one")
     if getattr(args, "add_live", None):
         from ctxview.whatif.live_inputs import parse_add_live, with_added
 
@@ -181,7 +197,7 @@ def assemble_args(
     if params_file is not None:
         side_args.params = params_file
     params, conversation = resolve_params(side_args)
-    key = (str(db.resolve()), conversation)
+    key = (os.path.realpath(db), conversation)  # realpath: a symlink loop is the store's to report
     assembler = sessions.get(key) if sessions is not None else None
     if assembler is None:
         with LcmStore(db) as store:
@@ -189,7 +205,27 @@ def assemble_args(
         print_notes(assembler.session.warnings)
         if sessions is not None:
             sessions[key] = assembler
+    params = live_from_transcript(side_args, db, params, assembler.session.conversation.conversation_id)
     return assembler.run(params)
+
+
+def live_from_transcript(args: argparse.Namespace, db: Path, params: Params, conversation_id: int) -> Params:
+    """With ``--live-from-transcript``: ``params`` with the host's live window for the conversation's session.
+
+    Where the window came from (or why there is none) is said on stderr; no transcript is an error.
+    """
+    if not getattr(args, "live_from_transcript", False):
+        return params
+    from ctxview.errors import InputError
+    from ctxview.openclaw.host import host_for_database
+
+    host, why = host_for_database(db, conversation_id, os.environ, Path.home(), state_dir=args.state_dir)
+    if host is None or host.window is None:
+        reason = why if host is None else "; ".join(host.notes) or "the session has no transcript"
+        raise InputError(f"--live-from-transcript: {reason}")
+    print_notes([host.provenance(), *host.window.notes])
+    added = tuple(params.live_messages or ()) if getattr(args, "add_live", None) else ()
+    return replace(params, live_messages=(*host.window.messages, *added))  # --add-live's inputs after the window
 
 
 # --- output ----------------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""``ctxview conversations DB``: the conversations in a database, and which engine line's rules apply."""
+"""``ctxview conversations DB``: the conversations in a database, and which engine line's rules apply.
+
+``ctxview conversations --state-dir DIR`` (or with no DB at all) lists the user's OpenClaw agents and their
+sessions instead, each with the LCM conversation it maps to: the inspector's session picker, as text.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,26 @@ import json
 
 from ctxview.cli.common import print_notes, printable
 
-DESCRIPTION = "List the conversations in an LCM database."
+DESCRIPTION = (
+    "List the conversations in an LCM database; with --state-dir (or without DB), list the OpenClaw agents and "
+    "their sessions, newest first, each with the LCM conversation it maps to."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("db", help="LCM SQLite database")
+    parser.add_argument("db", nargs="?", help="LCM SQLite database")
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.clawdbot, as OpenClaw finds "
+        "it); its LCM database is found as lossless-claw finds it, unless DB is given",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.state_dir is not None or args.db is None:
+        return _sessions(args)
     from ctxview.assembly.rules import detect_line
     from ctxview.store import LcmStore
 
@@ -57,4 +72,20 @@ def run(args: argparse.Namespace) -> int:
         )
     if not conversations:
         print("(no conversations)")
+    return 0
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from ctxview.cli.common import write_stdout
+    from ctxview.openclaw.host import discover
+    from ctxview.openclaw.listing import scan_json, scan_table
+
+    found = discover(os.environ, Path.home(), state_dir=args.state_dir, lcm_path=Path(args.db) if args.db else None)
+    if args.json:
+        write_stdout(json.dumps(scan_json(found.scan), ensure_ascii=False, indent=2) + "\n")
+    else:
+        write_stdout(scan_table(found.scan) + "\n")
     return 0

@@ -13,10 +13,13 @@ from ctxview.watch import WATCH_INTERVAL
 
 if TYPE_CHECKING:
     from ctxview.model import Params
+    from ctxview.openclaw.host import Discovery
 
 DESCRIPTION = (
-    "Open the interactive inspector on DB (default: ~/.openclaw/lcm.db when it exists, else the "
-    "built-in demo). Headless subcommands: {subcommands} (ctxview SUBCOMMAND --help)."
+    "Open the interactive inspector on DB. Without DB: the sessions of your OpenClaw agents (the state directory "
+    "found as OpenClaw finds it: $OPENCLAW_STATE_DIR, ~/.openclaw, ~/.clawdbot; the LCM database as lossless-claw "
+    "finds it: $LCM_DATABASE_PATH, openclaw.json, <state>/lcm.db; --state-dir DIR overrides both), else the "
+    "built-in demo. Headless subcommands: {subcommands} (ctxview SUBCOMMAND --help)."
 )
 
 
@@ -37,15 +40,19 @@ def run(args: argparse.Namespace) -> int:
     params, conversation = resolve_params(args)
     db: Path | None
     demo = args.demo
+    discovery = None
+    notice = None
     if args.db:
         db = Path(args.db)
         if not db.exists():
             raise InputError(f"database not found: {db}")
-    elif not demo and (Path.home() / ".openclaw" / "lcm.db").exists():
-        db = Path.home() / ".openclaw" / "lcm.db"
+    elif not demo:
+        discovery, db, notice = _discover(args.state_dir)
+        demo = db is None
+        if discovery is not None and args.params is None:
+            params = _plugin_settings(params, args, discovery)
     else:
         db = None
-        demo = True
     if demo and args.params is None:
         params = _demo_params(params, args)
     if demo and args.live is None and args.add_live and args.params is None:
@@ -61,7 +68,43 @@ def run(args: argparse.Namespace) -> int:
         live_path=Path(args.live) if args.live else None,
         demo=demo,
         watch=args.watch,
+        discovery=discovery,
+        notice=notice,
+        state_dir=args.state_dir,
     )
+
+
+def _plugin_settings(params: Params, args: argparse.Namespace, discovery: Discovery) -> Params:
+    """The lossless-claw settings of the user's ``openclaw.json`` (fresh tail, prompt-aware eviction, time zone,
+    stubs), except where a flag says otherwise: the inspector opens with what the agent runs."""
+    from ctxview.openclaw.engine_config import engine_settings
+
+    flagged = {
+        name
+        for name, flag in (
+            ("fresh_tail_count", args.fresh_tail_count),
+            ("fresh_tail_max_tokens", args.fresh_tail_max_tokens),
+            ("prompt_aware_eviction", args.prompt_aware),
+            ("stub_large_tool_payloads", args.stub_large_tool_payloads),
+            ("timezone", args.timezone),
+        )
+        if flag is not None
+    }
+    return engine_settings(discovery.config.data).apply(params, keep=frozenset(flagged))
+
+
+def _discover(state_dir: str | None) -> tuple[Discovery | None, Path | None, str | None]:
+    """The user's sessions: (the discovery for the session picker, the LCM database, a notice when none was found)."""
+    import os
+
+    from ctxview.openclaw.host import discover
+
+    found = discover(os.environ, Path.home(), state_dir=state_dir)
+    if found.scan.rows and found.lcm.exists:
+        return found, found.lcm.path, None
+    if found.lcm.exists:
+        return None, found.lcm.path, None  # a database but no sessions: its conversations
+    return None, None, found.where_looked() + "; showing the built-in demo"
 
 
 def _demo_params(params: Params, args: argparse.Namespace) -> Params:

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxview.errors import CtxviewError
+from ctxview.files import not_regular_reason, read_regular_bytes
 from ctxview.jsjson import try_js_parse
 from ctxview.model import ConversationInfo
 from ctxview.openclaw.agent_db import AGENT_DB_RELATIVE, DEFAULT_TIMEOUT, AgentDatabase, open_agent_database
 from ctxview.openclaw.config import OpenClawConfig, load_config, sessions_store_path
 from ctxview.openclaw.mapping import SessionRow, map_sessions
 from ctxview.openclaw.paths import LcmDatabase, StateDir, resolve_home, resolve_lcm_database
-from ctxview.sqlite_readonly import not_regular_reason
 
 AGENT_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 DEFAULT_AGENT = "main"
@@ -221,7 +221,7 @@ def read_sessions_index(path: Path) -> tuple[dict[str, dict[str, Any]], list[str
     try:
         if path.stat().st_size > MAX_INDEX_BYTES:
             return {}, [f"{path}: larger than 256 MiB; not read"]
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular_bytes(path).decode("utf-8", "replace")
     except OSError as exc:
         return {}, [f"{path}: cannot be read ({exc.strerror or exc})"]
     ok, value = try_js_parse(text)

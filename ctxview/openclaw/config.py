@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxview.files import not_regular_reason, read_regular_bytes
 from ctxview.jsjson import js_parse
 from ctxview.openclaw.paths import StateDir, _normalized, expand_user_path, resolve_home
-from ctxview.sqlite_readonly import not_regular_reason
 
 CONFIG_FILENAME = "openclaw.json"
 LEGACY_CONFIG_FILENAMES = ("clawdbot.json",)
@@ -64,7 +64,7 @@ def read_config(path: Path) -> OpenClawConfig:
     try:
         if path.stat().st_size > MAX_CONFIG_BYTES:
             return OpenClawConfig({}, None, [f"{path}: larger than 16 MiB; the config is not read"])
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return OpenClawConfig({}, None, [f"{path}: cannot be read ({exc}); the config is not read"])
     try:

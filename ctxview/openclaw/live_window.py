@@ -86,7 +86,9 @@ class LiveWindow:
         source = "transcript" if ref.kind == "jsonl" else "SQLite transcript"
         sid = ref.session_id
         short = sid[:4] + "…" if len(sid) > 4 else sid
-        line = f"live window: {len(self.messages)} entries from agents/{ref.agent_id} session {short}, {source}"
+        count = len(self.messages)
+        entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+        line = f"live window: {entries} from agents/{ref.agent_id} session {short}, {source}"
         if self.requested_leaf is not None:
             line += f", up to entry {self.requested_leaf}"
         return line

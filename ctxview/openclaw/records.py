@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxview.errors import CtxviewError
+from ctxview.files import not_regular_reason, read_regular_bytes
 from ctxview.jsjson import try_js_parse
 from ctxview.openclaw.agent_db import DEFAULT_TIMEOUT, open_agent_database
 from ctxview.openclaw.agents import TranscriptRef
 from ctxview.openclaw.live_window import js_date_ms, select_branch
 from ctxview.openclaw.paths import _normalized, expand_user_path
 from ctxview.openclaw.transcript import Transcript
-from ctxview.sqlite_readonly import not_regular_reason
 
 MAX_RECORD_FILE_BYTES = 1024 * 1024 * 1024
 _TRUNCATION_REASONS = {
@@ -55,6 +55,7 @@ class TurnRecord:
     provider: str | None = None
     model_id: str | None = None
     model_api: str | None = None
+    tool_names: tuple[str, ...] | None = None  # trajectory: the names in ``data.tools`` (None: no list)
     losses: list[str] = field(default_factory=list)  # what the record lost; empty means complete
     notes: list[str] = field(default_factory=list)
 
@@ -132,7 +133,7 @@ def trajectory_candidates(transcript_path: Path, session_id: str, env: Mapping[s
     pointer = Path(stem + ".trajectory-path.json")
     if not_regular_reason(pointer) is None:
         try:
-            ok, value = try_js_parse(pointer.read_text(encoding="utf-8", errors="replace"))
+            ok, value = try_js_parse(read_regular_bytes(pointer).decode("utf-8", "replace"))
         except OSError:
             ok, value = False, None
         runtime = value.get("runtimeFile") if ok and isinstance(value, dict) else None
@@ -187,6 +188,9 @@ def _event_record(event: dict[str, Any], source: str) -> TurnRecord:
     record.prompt = _s(data.get("prompt"), empty=True)
     record.system_prompt = _s(data.get("systemPrompt"), empty=True)
     record.transcript_leaf_id = _s(data.get("transcriptLeafId"))
+    tools = data.get("tools")
+    if isinstance(tools, list):
+        record.tool_names = tuple(t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
     messages = data.get("messages")
     if isinstance(messages, list):
         record.messages = messages
@@ -354,7 +358,7 @@ def _read_lines(path: Path) -> tuple[list[str], list[str]]:
     try:
         if path.stat().st_size > MAX_RECORD_FILE_BYTES:
             return [], [f"{path}: larger than 1 GiB; not read"]
-        text = path.read_bytes().decode("utf-8", "replace")
+        text = read_regular_bytes(path).decode("utf-8", "replace")
     except OSError as exc:
         return [], [f"{path}: cannot be read ({exc.strerror or exc})"]
     return text.split("\n"), []

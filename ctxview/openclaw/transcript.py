@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.errors import CtxviewError
+from ctxview.files import not_regular_reason, read_regular_bytes
 from ctxview.jsjson import try_js_parse
 from ctxview.openclaw.agent_db import DEFAULT_TIMEOUT, AgentDatabase, open_agent_database
 from ctxview.openclaw.agents import TranscriptRef
-from ctxview.sqlite_readonly import not_regular_reason
 
 # Entry types the host knows (pi's session entries, OpenClaw's leaf controls and resets).
 KNOWN_TYPES = frozenset(
@@ -71,7 +71,7 @@ def read_transcript(ref: TranscriptRef, *, timeout: float = DEFAULT_TIMEOUT) -> 
         if problem is not None:
             return Transcript(ref, None, [], [], [f"{ref.path}: {problem}; the transcript is not read"])
         try:
-            data = ref.path.read_bytes()
+            data = read_regular_bytes(ref.path)
         except OSError as exc:
             return Transcript(ref, None, [], [], [f"{ref.path}: cannot be read ({exc.strerror or exc})"])
         return parse_jsonl_transcript(data.decode("utf-8", "replace"), ref)

@@ -379,6 +379,7 @@ def find_matching_budgets(
     high: int = 2_000_000,
     hint: int | None = None,
     samples: int = 8,
+    extra: Sequence[int] = (),
 ) -> BudgetSearch:
     """The budgets in [low, high] at which ``assemble_at(budget)`` matches ``recorded``.
 
@@ -392,7 +393,9 @@ def find_matching_budgets(
     bisection overshoot the run), gallop outwards from both ends of the bracket through
     budgets whose count is within one of the record's and compare where it is equal;
     (5) failing that, compare at ``samples`` × 3 budgets spread geometrically over
-    [low, high] and grow any match found the same way.  A reported range is exact at its edges if matching is
+    [low, high] and grow any match found the same way.  ``extra`` budgets (the sweep's
+    breakpoints, where the budget pass changes what it keeps) are compared in step (2)
+    too.  A reported range is exact at its edges if matching is
     contiguous between probes — a run broken between two probes is not seen.  Each
     budget is assembled at most once.
     """
@@ -422,7 +425,7 @@ def find_matching_budgets(
 
     start = first_with_at_least(target)
     end = first_with_at_least(target + 1) - 1 if start <= high else high
-    candidates = [start, end]
+    candidates = [start, end, *extra]
     if hint is not None and low <= hint <= high:
         candidates.insert(0, hint)
     if start <= end:

@@ -368,7 +368,7 @@ def read_citation_log(path: str | os.PathLike[str], *, strict: bool = False) -> 
 def message_tool_names(message: MessageRow) -> tuple[str, ...]:
     """Distinct tool names of a message's parts (column, then metadata toolName / raw.name)."""
     names: list[str] = []
-    for part in sorted(message.parts, key=lambda p: p.ordinal):
+    for part in message.parts:  # in the store's order: SQLite's ORDER BY ordinal, whatever the ordinals hold
         name = part.tool_name if part.tool_name else _metadata_tool_name(part.metadata, part.part_type == "tool")
         if name:
             names.append(name)

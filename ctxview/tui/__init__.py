@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxview.errors import CtxviewError
 from ctxview.model import Params
+
+if TYPE_CHECKING:
+    from ctxview.openclaw.host import Discovery
 
 
 def prepare_params(params: Params, live_path: Path | None, demo: bool) -> Params:
@@ -32,6 +36,9 @@ def run_tui(
     live_path: Path | None,
     demo: bool,
     watch: bool = False,
+    discovery: Discovery | None = None,
+    notice: str | None = None,
+    state_dir: str | None = None,
 ) -> int:
     """Run the inspector until the user quits; 2 when it cannot start (the message goes to stderr).
 
@@ -49,6 +56,15 @@ def run_tui(
         conversation_id = DEMO_CONVERSATION_ID
     from ctxview.tui.app import CtxviewApp
 
-    app = CtxviewApp(db_path, conversation_id=conversation_id, params=params, demo=demo, watch=watch)
+    app = CtxviewApp(
+        db_path,
+        conversation_id=conversation_id,
+        params=params,
+        demo=demo,
+        watch=watch,
+        discovery=discovery,
+        notice=notice,
+        state_dir=state_dir,
+    )
     app.run()
     return app.return_code or 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import App
@@ -24,6 +24,11 @@ from ctxview.tui.commands import CtxviewCommands
 from ctxview.tui.screens.help import HelpScreen
 from ctxview.tui.screens.inspector import InspectorScreen
 from ctxview.tui.screens.picker import PickerScreen
+from ctxview.tui.screens.sessions import SessionsScreen
+
+if TYPE_CHECKING:
+    from ctxview.openclaw.host import Discovery
+    from ctxview.openclaw.mapping import SessionRow
 
 
 class CtxviewApp(App[int]):
@@ -44,8 +49,18 @@ class CtxviewApp(App[int]):
         demo: bool = False,
         show_timings: bool = True,
         watch: bool = False,
+        discovery: Discovery | None = None,
+        notice: str | None = None,
+        state_dir: str | None = None,
     ) -> None:
+        """``discovery``: the user's OpenClaw sessions (the session picker replaces the conversation picker);
+        ``notice``: one line shown on start (where ctxview looked, when it found nothing);
+        ``state_dir``: where the transcripts of ``db_path``'s sessions are (default: found from the database)."""
         super().__init__()
+        self.discovery = discovery
+        self.notice = notice
+        self.state_dir = state_dir
+        self.host_row: SessionRow | None = None  # the session chosen in the session picker
         self.db_path = db_path
         self.conversation_id = conversation_id
         self.params = params if params is not None else Params()
@@ -55,6 +70,11 @@ class CtxviewApp(App[int]):
         self._auto_open = True
 
     def on_mount(self) -> None:
+        if self.notice:
+            self.notify(self.notice, title="No OpenClaw sessions found", timeout=15, markup=False)
+        if self.discovery is not None:
+            self.push_screen(SessionsScreen(self.discovery))
+            return
         self.push_screen(PickerScreen(self.db_path))
         if self.db_path is not None and self.conversation_id is not None:
             self._auto_open = False
@@ -78,9 +98,22 @@ class CtxviewApp(App[int]):
         self.params = replace(self.params, session_id=None, session_key=None)
         self.open_conversation(event.conversation_id)
 
+    @on(SessionsScreen.Chosen)
+    def _session_chosen_event(self, event: SessionsScreen.Chosen) -> None:
+        self._session_chosen(event.conversation_id, event.row)
+
+    def _session_chosen(self, conversation_id: int, row: SessionRow | None) -> None:
+        """A session (or a conversation without one) chosen in the session picker."""
+        self.params = replace(self.params, session_id=None, session_key=None)
+        self.host_row = row
+        self.open_conversation(conversation_id)
+
     def open_conversation(self, conversation_id: int) -> None:
         if self.db_path is not None and not isinstance(self.screen, InspectorScreen):
-            self.push_screen(InspectorScreen(self.db_path, conversation_id, self.params, watch=self.watch))
+            from ctxview.tui.host_view import HostSource
+
+            host = None if self.demo else HostSource(self.discovery, self.host_row, self.state_dir)
+            self.push_screen(InspectorScreen(self.db_path, conversation_id, self.params, watch=self.watch, host=host))
 
     @on(InspectorScreen.BackRequested)
     def _back_to_picker(self, event: InspectorScreen.BackRequested) -> None:

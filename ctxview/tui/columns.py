@@ -21,6 +21,7 @@ from ctxview.model import Decision
 from ctxview.tui.scoring_view import LABEL_WIDTH, label_marker
 from ctxview.tui.state import MinBudgets
 from ctxview.tui.view import OutcomeDiff, SortMode, clean_inline, format_score, item_id, outcome_text
+from ctxview.tui.why import terse_reason
 
 Align = Literal["<", ">"]
 # how a cell is coloured: like the row's text, in the outcome's colour (bold: "strong"), or by its scorer label
@@ -69,7 +70,7 @@ def _min_budget(d: Decision, view: TableView) -> str:
 
 
 def _reason(d: Decision, view: TableView) -> str:
-    return clean_inline(f"{d.reason} [for {d.evicted_by}]" if d.evicted_by else d.reason, 300)
+    return clean_inline(terse_reason(d), 300)
 
 
 ITEM_COLUMNS: tuple[Column, ...] = (

@@ -30,6 +30,13 @@ INSPECTOR_COMMANDS: tuple[tuple[str, str, str], ...] = palette_lines("inspector"
 APP_COMMANDS: tuple[tuple[str, str, str], ...] = palette_lines("app", {})
 
 
+def _words_score(query: str, text: str) -> float:
+    """0.5 when every word of ``query`` starts a word of ``text`` (what fuzzy matching on the name misses)."""
+    words = query.lower().split()
+    haystack = [word.strip("()·;,:") for word in text.lower().split()]
+    return 0.5 if words and all(any(h.startswith(w) for h in haystack) for w in words) else 0.0
+
+
 class CtxviewCommands(Provider):
     """The main actions of the screen the palette was opened from."""
 
@@ -53,6 +60,7 @@ class CtxviewCommands(Provider):
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, help_text, callback in self._commands():
-            score = matcher.match(name)
+            # the name first; else any word of the help ("sweep", "clipboard", "budget"): half the score
+            score = max(matcher.match(name), matcher.match(help_text) / 2, _words_score(query, help_text))
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)

@@ -30,6 +30,8 @@ class Assembly:
     edit: str = ""  # the edit that asked for it ("" for the first run)
     first: bool = False  # the first run of this conversation
     cache: CachePrefix | None = None  # the prompt-cache prefix this run kept of the one shown before it
+    sent: dict[str, int] | None = None  # the tokens sent per budget-bar segment (``view.sent_parts``)
+    base: Trace | None = None  # the trace ``diff`` compares with (the one on screen when the run started)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -16,7 +16,7 @@ from operator import ne
 from typing import Any, Literal
 
 from ctxview.jsjson import to_plain
-from ctxview.model import KEPT_OUTCOMES, Decision, Trace, column, format_score, outcome_text
+from ctxview.model import KEPT_OUTCOMES, Decision, Params, Trace, column, format_score, outcome_text
 
 SortMode = Literal["ordinal", "score", "tokens"]
 SORT_MODES: tuple[SortMode, ...] = ("ordinal", "score", "tokens")
@@ -144,9 +144,10 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
     """Order the decisions for display and place the separators (see the help screen).
 
     * ordinal: context items oldest first, then live inputs.  A ``fresh tail``
-      line sits before the first protected ordinal; the ``budget`` line sits
-      where the tokens of all items, counted back from the newest, first exceed
-      the effective budget — everything above it cannot all fit.
+      line sits before the first protected ordinal; in chronological selection
+      the ``budget`` line sits below the newest evictable item the newest-first
+      walk did not keep (its cut).  Prompt-aware selection cuts by score: the
+      line is drawn in the score sort only.
     * score: fresh tail first (always kept), then evictable items in selection
       priority (score descending, newer first on ties), the ``budget`` line
       before the first evictable item that was not kept, then live inputs.
@@ -174,12 +175,18 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
         boundary = summary.fresh_tail_ordinal
         budget = summary.effective_budget
         budget_at: int | None = None
-        total = 0
-        for pos in range(len(ordered) - 1, -1, -1):
-            total += tokens[ordered[pos]]
-            if total > budget:
-                budget_at = pos + 1
-                break
+        if summary.selection_mode == "chronological":
+            # the newest-first walk's cut: below the newest evictable item it did not keep
+            segment = column(decisions, "segment")
+            selected = column(decisions, "selected")
+            for pos in range(len(ordered) - 1, -1, -1):
+                index = ordered[pos]
+                if segment[index] == "evictable" and not selected[index]:
+                    budget_at = pos + 1
+                    break
+            if budget_at is not None and budget_at >= len(ordered):
+                budget_at = None
+        # prompt-aware selection keeps and evicts by score: in ordinal order no line would be a cut
         tail_at: int | None = None
         if boundary is not None:
             for pos, index in enumerate(ordered):
@@ -189,7 +196,7 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
                     break
         for pos, index in enumerate(ordered):
             if pos == budget_at:
-                sep("budget", f"budget {budget:,} — the items above do not all fit, counting back from the newest")
+                sep("budget", f"budget {budget:,} — the newest-first walk stopped here: the items above are evicted")
             if pos == tail_at:
                 sep("fresh-tail", f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)")
             lines.append(index)
@@ -259,13 +266,20 @@ class OutcomeDiff:
         before, after = (o in KEPT_OUTCOMES for o in change)
         return int(after) - int(before)
 
-    def text(self) -> str:
-        if not self.changed:
-            return "no outcome changed"
-        parts = [f"+{self.gained} kept", f"−{self.lost} evicted"]
+    def parts(self) -> list[tuple[int, str]]:
+        """(direction, words) of each non-zero count: ``+5 now kept``, ``2 newly evicted``, ``1 other change``."""
+        parts: list[tuple[int, str]] = []
+        if self.gained:
+            parts.append((1, f"+{self.gained:,} now kept"))
+        if self.lost:
+            parts.append((-1, f"{self.lost:,} newly evicted"))
         if self.other:
-            parts.append(f"{self.other} other")
-        return ", ".join(parts)
+            parts.append((0, f"{self.other:,} other change{'s' if self.other != 1 else ''}"))
+        return parts
+
+    def text(self) -> str:
+        parts = self.parts()
+        return " · ".join(words for _, words in parts) if parts else "no outcome changed"
 
 
 def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
@@ -291,6 +305,29 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
         elif was and not now:
             diff.lost += 1
     return diff
+
+
+_LOG_PREFIX = re.compile(r"^\[(?P<source>[\w-]+)\]\s*(?:(?P<stage>[\w-]+):\s*)?")
+_LOG_FIELD = re.compile(r"\s(\w+)=(\S+)")
+
+
+def note_text(line: str) -> str:
+    """An engine log line as a note people read: its message, then its ``key=value`` fields one per line."""
+    text = clean_block(line).strip()
+    prefix = _LOG_PREFIX.match(text)
+    if prefix is not None:
+        text = text[prefix.end():]
+    first = _LOG_FIELD.search(text)
+    if first is None:
+        return text
+    message = text[: first.start()].strip()
+    fields = "\n".join(f"  {key} {value}" for key, value in _LOG_FIELD.findall(text[first.start():]))
+    return f"{message}\n{fields}"
+
+
+def note_headline(line: str) -> str:
+    """The first line of ``note_text``: what the change line shows of an engine note."""
+    return clean_inline(note_text(line).partition("\n")[0], 120)
 
 
 # --- messages ------------------------------------------------------------------------------
@@ -420,3 +457,82 @@ def step_budget(budget: int, direction: int, big: bool = False) -> int:
         delta = max(1, round(budget * 0.1))
         new = budget + delta if direction > 0 else budget - delta
     return max(1, min(new, 10**12))
+
+
+# --- parameter sets (undo / redo) --------------------------------------------------------
+
+_PARAM_WORDS: tuple[tuple[str, str], ...] = (
+    ("token_budget", "budget"),
+    ("prompt", "prompt"),
+    ("fresh_tail_count", "tail"),
+    ("fresh_tail_max_tokens", "tail cap"),
+    ("reserved_tokens", "reserved"),
+    ("prompt_aware_eviction", "prompt-aware"),
+    ("engine", "live inputs"),
+    ("engine_line", "rules"),
+    ("scorer", "scorer"),
+    ("tokenizer", "tokenizer"),
+    ("stub_large_tool_payloads", "stubs"),
+    ("stub_threshold", "stub threshold"),
+)
+
+
+def _param_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return repr(clean_inline(value, 24)) if " " in value or not value else clean_inline(value, 24)
+    return str(value)
+
+
+def params_change(before: Params, after: Params) -> str:
+    """What differs between two parameter sets, in the controls' words: ``budget 2,500 → 2,000``."""
+    parts = [
+        f"{word} {_param_value(getattr(before, name))} → {_param_value(getattr(after, name))}"
+        for name, word in _PARAM_WORDS
+        if getattr(before, name) != getattr(after, name)
+    ]
+    return ", ".join(parts) if parts else "no parameter changed"
+
+
+# --- where the sent tokens went (the budget bar) ------------------------------------------
+
+
+def sent_parts(trace: Trace) -> dict[str, int]:
+    """The tokens sent, per budget-bar segment (fresh tail, kept evictable, live, recall); they sum to
+    ``summary.final_tokens``.
+
+    With the engine step, what is sent is the serialized estimate of the final messages
+    (§4.3): each message's estimate goes to the segment of the item it came from (a
+    synthetic tool result to the segment of the message before it), so an item evicted
+    to make room for a live input counts nowhere.  Without it, what is sent is the
+    assembler's item estimate: the fresh tail plus the kept evictable items.
+    """
+    s = trace.summary
+    parts = {"tail": 0, "kept": 0, "live": 0, "recall": 0}
+    if not trace.params.engine or not trace.messages:
+        parts["tail"] = s.tail_tokens + s.focus_tokens
+        parts["kept"] = s.kept_evictable_tokens
+        if sum(parts.values()) == s.final_tokens:
+            return parts
+        parts = {"tail": 0, "kept": 0, "live": 0, "recall": 0}
+    from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
+
+    estimate = serialized_message_tokens_1_0 if s.engine_line == "1.0" else serialized_message_tokens
+    decisions = trace.decisions
+    segments = dict(zip(column(decisions, "key"), column(decisions, "segment"), strict=True))
+    part = "tail"
+    for message, key in zip(trace.messages, trace.message_keys, strict=False):
+        if key is not None:
+            if key.startswith("l:"):
+                part = "live"
+            elif key in segments:
+                part = "kept" if segments[key] == "evictable" else "tail"
+            else:
+                part = "recall"
+        parts[part] += estimate(message)
+    return parts

@@ -48,7 +48,9 @@ async def test_writes_each_format_byte_for_byte(demo_db, tmp_path):
         trace = app.screen.trace
         for index, fmt in enumerate(FORMATS):
             dialog = await open_dialog(pilot)
-            for _ in range(index):  # ↓ from the path field moves through the formats
+            # the dialog starts at the format chosen last; ↓ from the path field moves to the next one
+            assert dialog.fmt == FORMATS[max(0, index - 1)]
+            if index:
                 await pilot.press("down")
             await pilot.pause()
             assert dialog.fmt == fmt
@@ -134,11 +136,11 @@ async def test_copy_to_clipboard_sends_the_rendered_text(demo_db, monkeypatch):
         note = next(m for m in messages(app) if m.startswith("copied"))
         assert f"{len(copied[0].encode('utf-8')):,} bytes (markdown)" in note
         assert "terminal" in note and "OSC 52" in note
-        # ctrl+y copies too, without leaving the path field
+        # ctrl+y copies too, without leaving the path field, in the format chosen last
         dialog = await open_dialog(pilot)
         await pilot.press("ctrl+y")
         await settle(pilot)
-        assert copied[-1] == render(trace, "native")
+        assert copied[-1] == render(trace, "markdown")
 
 
 async def test_a_failed_write_is_reported_and_the_dialog_stays(demo_db, tmp_path):

@@ -109,7 +109,7 @@ async def test_lowering_the_budget_turns_rows_evicted(demo_db, assembler):
         # those rows are marked as no longer kept, and counted
         assert all(screen.diff.direction(key) == -1 for key in now_evicted)
         assert screen.diff.lost >= len(now_evicted)
-        assert f"−{screen.diff.lost} evicted" in str(screen.query_one("#changes").render())
+        assert f"▼ {screen.diff.lost:,} newly evicted" in str(screen.query_one("#changes").render())
 
 
 async def test_budget_keys_step_and_reset(demo_db, assembler):
@@ -370,7 +370,8 @@ async def test_help_lists_every_binding(demo_db):
         documented = " ".join(key for _, keys in KEYS for key, _ in keys)
         names = {"slash": "/", "plus": "+", "minus": "-", "greater_than_sign": ">", "less_than_sign": "<",
                  "question_mark": "?", "equals_sign": "+", "underscore": "-", "up": "↑", "down": "↓",
-                 "pageup": "pgup", "pagedown": "pgdn"}
+                 "pageup": "pgup", "pagedown": "pgdn", "right_square_bracket": "]", "left_square_bracket": "[",
+                 "colon": ":", "exclamation_mark": "!"}
         for binding in [*InspectorScreen.BINDINGS, *CtxviewApp.BINDINGS, *ItemsTable.BINDINGS,
                         *PickerScreen.BINDINGS]:
             for key in binding.key.split(","):  # type: ignore[union-attr]

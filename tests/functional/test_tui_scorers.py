@@ -244,12 +244,14 @@ async def test_roi_view_says_it_is_off_then_lists_the_sections(demo_db, assemble
             return "—" if value is None else f"{value:.{digits}f}"
 
         for section in sections:
-            # section, band, score, decision, C, T, R, S, cited, incl, ROI, items, tokens, then the reason
+            # section, band, score, decision, C, T, R, S, cited, incl, ROI, items, tokens, then the why;
+            # a section not scored (too few inclusions) has no band and no score, whatever its ratio
+            scored = section["status"] == "scored"
             cells = rows[section["section"]][:13]
             assert cells == [
                 section["section"],
-                section["category"],
-                "n/a" if section["score"] is None else f"{section['score']:.3f}",
+                section["category"] if scored else "—",
+                f"{section['score']:.3f}" if scored else "—",
                 section["decision"],
                 *(shown(section[f], 2) for f in "CTRS"),
                 str(section["cited"]),

@@ -170,36 +170,55 @@ def read_as_unprivileged(db: Path) -> dict[str, object]:
     return json.loads(proc.stdout)
 
 
-def test_a_read_only_folder_with_live_wal_files_reads_the_newest_commits(tmp_path):
+def test_a_read_only_folder_with_wal_files_nobody_holds_reads_the_newest_commits(tmp_path):
     folder = tmp_path / "ro"
-    db = wal_copy(DEMO, folder, sidecars=True)
+    db = wal_copy(DEMO, folder, sidecars=True)  # the -shm is a copy: no live connection holds it
     before = Snapshot.of(folder)
     seen = read_as_unprivileged(db)
-    # SQLite reads a -shm it may not write into private memory: the WAL is read, nothing is lost
-    assert seen == {"immutable": False, "warnings": [], "title": WAL_TITLE, "items": seen["items"]}
+    # read through a private copy of the database and its -wal: the newest commit is there, and the
+    # copy sees no later one (immutable)
+    assert seen == {"immutable": True, "warnings": [], "title": WAL_TITLE, "items": seen["items"]}
     assert Snapshot.of(folder) == before
 
 
-def test_a_read_only_folder_without_the_shm_falls_back_to_immutable_and_says_so(tmp_path):
+def test_a_read_only_folder_without_the_shm_reads_the_newest_commits_through_a_private_copy(tmp_path):
     folder = tmp_path / "ro"
     db = wal_copy(DEMO, folder, sidecars=True)
-    (folder / "lcm.db-shm").unlink()  # the -shm cannot be created here: only immutable=1 opens it
+    (folder / "lcm.db-shm").unlink()  # a plain reader would have to create it here
+    before = Snapshot.of(folder)
+    seen = read_as_unprivileged(db)
+    assert seen == {"immutable": True, "warnings": [], "title": WAL_TITLE, "items": seen["items"]}
+    assert Snapshot.of(folder) == before
+
+
+NO_PRIVATE_COPY = "import ctxview.sqlite_readonly as s; s.MAX_PRIVATE_COPY = 0; "
+
+
+def test_without_a_private_copy_it_opens_immutable_and_says_which_commits_are_not_shown(tmp_path):
+    folder = tmp_path / "ro"
+    db = wal_copy(DEMO, folder, sidecars=True)
+    (folder / "lcm.db-shm").unlink()
     before = Snapshot.of(folder)
     wal_bytes = len(before.files["lcm.db-wal"])
-    seen = read_as_unprivileged(db)
+    note = (
+        f"{IMMUTABLE_WARNING}: the newest commit (in the {wal_bytes:,}-byte lcm.db-wal) is not shown"
+        f" (no private copy: {wal_bytes + len(before.files['lcm.db']):,} bytes are too many to copy)"
+    )
+    proc = run_read_only(db, [sys.executable, "-c", NO_PRIVATE_COPY + READER, str(db)])
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
     assert seen["immutable"] is True
-    assert seen["warnings"] == [
-        f"{IMMUTABLE_WARNING}, and its {wal_bytes:,}-byte -wal file (the newest commits) is not read"
-    ]
+    assert seen["warnings"] == [note]
     assert seen["title"] != WAL_TITLE  # exactly what the note says: the commit in the -wal is not seen
     # the CLI shows the note: on stderr beside data, in the trace where there is one
-    listed = run_read_only(db, [sys.executable, "-m", "ctxview", "conversations", str(db)])
-    assert listed.returncode == 0 and f"ctxview: note: {IMMUTABLE_WARNING}" in listed.stderr
-    table = run_read_only(db, [sys.executable, "-m", "ctxview", "assemble", str(db)])
-    assert table.returncode == 0 and f"warning: {IMMUTABLE_WARNING}" in table.stdout
-    tui = run_read_only(db, [sys.executable, "-c", TUI_READER, str(db)])
+    cli = NO_PRIVATE_COPY + "from ctxview.cli import main; import sys; raise SystemExit(main(sys.argv[1:]))"
+    listed = run_read_only(db, [sys.executable, "-c", cli, "conversations", str(db)])
+    assert listed.returncode == 0 and f"ctxview: note: {note}" in listed.stderr
+    table = run_read_only(db, [sys.executable, "-c", cli, "assemble", str(db)])
+    assert table.returncode == 0 and f"warning: {note}" in table.stdout
+    tui = run_read_only(db, [sys.executable, "-c", NO_PRIVATE_COPY + TUI_READER, str(db)])
     assert tui.returncode == 0, tui.stderr
-    assert json.loads(tui.stdout) == [["warning", seen["warnings"][0]]]  # the TUI's notification
+    assert json.loads(tui.stdout) == [["warning", note]]  # the TUI's notification
     assert Snapshot.of(folder) == before
 
 

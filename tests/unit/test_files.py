@@ -131,3 +131,39 @@ def test_write_bytes_atomically_gives_the_usual_mode_of_a_new_file(tmp_path: Pat
     write_bytes_atomically(target, b"[]\n", overwrite=False, exists_message="taken")
     assert target.read_bytes() == b"[]\n"
     assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_not_regular_reason_names_each_kind_of_file(tmp_path: Path) -> None:
+    from ctxview.files import not_regular_reason
+
+    regular = tmp_path / "a.db"
+    regular.write_bytes(b"x")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    assert not_regular_reason(regular) is None
+    assert not_regular_reason(fifo) == "is a named pipe, not a regular file"
+    assert not_regular_reason(tmp_path) == "is a directory"
+    assert not_regular_reason("/dev/null") == "is a character device, not a regular file"
+    assert not_regular_reason(tmp_path / "loop1") == "is a symbolic link loop, not a regular file"
+    assert not_regular_reason(tmp_path / "dangling") == "a symbolic link to a missing file"
+    assert not_regular_reason(tmp_path / "nothing") == "no such file"
+
+
+def test_read_regular_bytes_refuses_a_pipe_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "state.json"
+    os.mkfifo(fifo)
+    code = (
+        "import sys; from ctxview.files import read_regular_bytes\n"
+        "try:\n    read_regular_bytes(sys.argv[1])\n"
+        "except OSError as exc:\n    print(exc.strerror)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60)
+    assert out.stdout == "not a regular file (a named pipe)\n"
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"\x00\xffok")
+    from ctxview.files import read_regular_bytes
+
+    assert read_regular_bytes(data) == b"\x00\xffok"

@@ -33,7 +33,11 @@ def test_optional_columns_show_only_when_their_view_state_is_there() -> None:
 
 
 def test_cells_read_the_decision_and_the_view() -> None:
-    d = decision(evicted_by="l:0", label_extra="keyword-only")
+    reason = (
+        "evicted to make room for live input L0: the context came to 1,977 serialized tokens after this eviction "
+        "(budget 2,000)"
+    )
+    d = decision(reason=reason, evicted_by="l:0", label_extra="keyword-only")
     diff = OutcomeDiff(changed={"o:3": ("kept", "evicted")}, lost=1)
     view = TableView(diff, labels=True, min_budgets=MinBudgets(Params(), {"o:3": "4,001–4,500"}))
     assert cells(d, view) == {
@@ -45,7 +49,7 @@ def test_cells_read_the_decision_and_the_view() -> None:
         "label": "kw",
         "outcome": "evicted",
         "sent from": "4,001–4,500",
-        "reason": "r [for l:0]",
+        "reason": "for L0 · then 1,977/2,000 tok",  # the why, terse (ctxview.tui.why)
     }
     # an item the sweep never keeps, and a row the last edit did not change
     view = TableView(OutcomeDiff(), labels=True, min_budgets=MinBudgets(Params(), {"o:3": "never"}))

@@ -7,6 +7,7 @@ import pytest
 from ctxview.errors import InputError
 from ctxview.model import Decision, Params, RunSummary, Trace
 from ctxview.tui.view import (
+    OutcomeDiff,
     clean_block,
     clean_inline,
     diff_outcomes,
@@ -78,7 +79,7 @@ def test_row_class_protected_pair_and_synthetic():
     assert row_class(decision(None, 1, "appended", live_index=0, segment="live")) == "appended"
 
 
-def test_layout_ordinal_places_budget_and_fresh_tail_lines():
+def test_layout_ordinal_places_the_budget_line_at_the_chronological_cut():
     ds = [
         decision(0, 50, "evicted"),
         decision(1, 30, "kept"),
@@ -86,12 +87,27 @@ def test_layout_ordinal_places_budget_and_fresh_tail_lines():
         decision(3, 20, "fresh-tail", segment="fresh-tail"),
         decision(None, 5, "appended", live_index=0, segment="live"),
     ]
-    layout = layout_rows(trace(ds, budget=100, tail_ordinal=3), "ordinal")
-    # counting back from the newest: 20, +40 = 60, +30 = 90, +50 = 140 > 100 → the line sits after ordinal 0
+    chronological = trace(ds, budget=100, tail_ordinal=3)
+    chronological.summary.selection_mode = "chronological"
+    layout = layout_rows(chronological, "ordinal")
+    # the newest-first walk kept 2 and 1 and stopped at 0: the line sits right below ordinal 0
     kinds = [layout.separators[-i - 1].kind if i < 0 else i for i in layout.lines]
     assert kinds == [0, "budget", 1, 2, "fresh-tail", 3, "live", 4]
     assert layout.row_count == 5
     assert layout.line_of[3] == 5
+    assert layout.separators[0].text == "budget 100 — the newest-first walk stopped here: the items above are evicted"
+
+
+def test_layout_ordinal_has_no_budget_line_for_prompt_aware_selection():
+    ds = [
+        decision(0, 50, "kept"),
+        decision(1, 30, "evicted"),
+        decision(2, 40, "kept"),
+        decision(3, 20, "fresh-tail", segment="fresh-tail"),
+    ]
+    layout = layout_rows(trace(ds, budget=100, tail_ordinal=3), "ordinal")  # prompt-aware: it cuts by score
+    kinds = [layout.separators[-i - 1].kind if i < 0 else i for i in layout.lines]
+    assert kinds == [0, 1, 2, "fresh-tail", 3]
 
 
 def test_layout_score_is_selection_priority():
@@ -125,8 +141,15 @@ def test_diff_outcomes_counts_kept_and_lost():
     assert diff.changed == {"o:0": ("kept", "evicted"), "o:1": ("evicted", "kept"), "o:2": ("kept", "stubbed")}
     assert (diff.gained, diff.lost, diff.other) == (1, 1, 1)
     assert diff.direction("o:0") == -1 and diff.direction("o:1") == 1 and diff.direction("o:2") == 0
-    assert diff.text() == "+1 kept, −1 evicted, 1 other"
+    assert diff.text() == "+1 now kept · 1 newly evicted · 1 other change"
     assert diff_outcomes(None, after).changed == {}
+
+
+def test_the_change_line_has_separators_and_no_zero_counts():
+    diff = OutcomeDiff(changed={f"o:{i}": ("evicted", "kept") for i in range(1_200)}, gained=1_200)
+    assert diff.text() == "+1,200 now kept"
+    assert diff.parts() == [(1, "+1,200 now kept")]
+    assert OutcomeDiff().text() == "no outcome changed"
 
 
 def test_partner_follows_pair_with():

@@ -80,11 +80,12 @@ class ExportScreen(ModalScreen[Path | None]):
     }
     """
 
-    def __init__(self, trace: Trace, db_path: Path | None) -> None:
+    def __init__(self, trace: Trace, db_path: Path | None, fmt: str | None = None) -> None:
+        """``fmt``: the format to start with (the inspector passes the one chosen last time)."""
         super().__init__()
         self.trace = trace
         self.stem = db_path.stem if db_path is not None else "ctxview"
-        self.fmt = FORMATS[0]
+        self.fmt = fmt if fmt in FORMATS else FORMATS[0]
         self.suggested = self.suggestion(self.fmt)
         self.path_edited = False  # once the user types a path, a new format no longer replaces it
         self._confirmed_for: Path | None = None  # the existing file the user agreed to replace

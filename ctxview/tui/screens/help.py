@@ -62,7 +62,7 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("app.help"),
             line("app.quit"),
             line("app.screenshot"),
-            textual_keys("ctrl+p", "command palette: every action by name"),
+            textual_keys("ctrl+p", "command palette: every action, by its name or the words of its help"),
             textual_keys("tab / shift+tab", "move between the panes and controls"),
         ),
     ),
@@ -86,9 +86,27 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("inspector.budget_reset"),
             line("inspector.toggle_prompt_aware"),
             line("inspector.toggle_engine"),
+            line("inspector.toggle_host_window"),
+            line("inspector.verify"),
             line("inspector.switch_rules"),
             line("inspector.cycle_scorer"),
             line("inspector.toggle_tokenizer"),
+            line("inspector.undo", "inspector.redo"),
+            textual_keys("enter / pause", "a typed budget, tail or reserved applies on enter or when typing pauses"),
+        ),
+    ),
+    (
+        "Inspector — finding",
+        None,
+        (
+            line("inspector.filter"),
+            line("find.clear"),
+            line("inspector.next_match", "inspector.previous_match"),
+            line("inspector.next_change", "inspector.previous_change"),
+            line("inspector.goto"),
+            line("inspector.cycle_sort"),
+            line("inspector.reverse_sort"),
+            textual_keys("click a header", "sort by that column (item, tokens, score); again: reverse"),
         ),
     ),
     (
@@ -99,9 +117,11 @@ SECTIONS: tuple[tuple[str, str | None, tuple[HelpLine, ...]], ...] = (
             line("list.page_up", "list.page_down"),
             line("list.first", "list.last", keys="g / G, home / end"),
             textual_keys("click", "select a row"),
-            line("inspector.cycle_sort"),
+            line("detail.down", "detail.up", keys="j / k"),
             line("inspector.jump_partner"),
+            line("inspector.zoom"),
             line("inspector.toggle_side"),
+            line("inspector.notes"),
             line("inspector.roi_view"),
             line("inspector.sweep"),
             line("inspector.export"),
@@ -203,12 +223,14 @@ LABELS: tuple[tuple[str, str, str], ...] = (
 
 SEPARATORS = (
     "── fresh tail ──  sort by ordinal: every row below it is at or after the fresh-tail ordinal and is kept.",
-    "── budget ──  sort by ordinal: counting tokens back from the newest item, the budget is used up at this "
-    "line — everything above cannot all fit, so something above it is evicted.  Sort by score (the selection "
-    "priority): the line sits before the first evictable item that was not kept; below it, items were kept only "
-    "if they still fit.",
+    "── budget ──  drawn only where the budget really cuts.  Chronological selection, sort by ordinal: the "
+    "newest-first walk stopped here, the items above are evicted.  Sort by score (the selection priority): the "
+    "line sits before the first evictable item that was not kept; below it, items were kept only if they still "
+    "fit.  Prompt-aware selection in ordinal order has no such line (it cuts by score).",
     "── live inputs ──  the engine's live inputs, after the context items.",
     "Rows marked ▲ became kept with the last edit, ▼ stopped being kept, • changed otherwise.",
+    "The reason column is the why in short: 194 tok > 3 left · rank 17/34 — the item's tokens, what the budget "
+    "pass had left when it got there, its place in the walk's order.  The detail pane has the full sentence.",
 )
 
 SWEEP_COLUMNS = (SELECTED_FROM_SENTENCE, SENT_FROM_SENTENCE)  # the budget sweep's two budgets, as the CLI says them

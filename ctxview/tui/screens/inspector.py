@@ -36,11 +36,13 @@ from textual.events import Resize
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widget import Widget
+from textual.widgets import Header, Input, ProgressBar, Static
 
 from ctxview.errors import CtxviewError
-from ctxview.model import Params, Session, Trace
+from ctxview.model import Params, Session, Trace, column, count_text
 from ctxview.tui.actions import app_key, bindings
+from ctxview.tui.finder import ItemFacts, ItemQuery, matching, parse_query
 from ctxview.tui.scoring_view import RoiTable, roi_table
 from ctxview.tui.state import Assembly, MinBudgets, Selection
 from ctxview.tui.view import (
@@ -51,8 +53,11 @@ from ctxview.tui.view import (
     diff_outcomes,
     item_id,
     layout_rows,
+    note_text,
+    params_change,
     partner,
     rules_label,
+    sent_parts,
     step_budget,
 )
 from ctxview.tui.widgets.assembled import AssembledView
@@ -61,12 +66,19 @@ from ctxview.tui.widgets.cache_line import CachePrefixLine
 from ctxview.tui.widgets.changes import ChangesLine
 from ctxview.tui.widgets.controls import Controls
 from ctxview.tui.widgets.detail import DetailPane
+from ctxview.tui.widgets.find_line import FindLine
+from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.items_table import ItemsTable
 from ctxview.whatif.cache_prefix import cache_prefix
 
 if TYPE_CHECKING:
+    from ctxview.host_check import HostCheck
+    from ctxview.openclaw.host import HostContext
     from ctxview.pipeline import SessionAssembler
     from ctxview.sweep import SweepResult
+    from ctxview.tui.host_view import HostSource
+    from ctxview.tui.screens.export import ExportScreen
+    from ctxview.tui.screens.sweep import Sweeper, SweepProgress
     from ctxview.watch import DatabaseWatcher
 
 COMPACT_WIDTH = 120
@@ -77,6 +89,7 @@ class InspectorScreen(Screen[None]):
     """The main screen for one conversation."""
 
     DEBOUNCE: ClassVar[float] = 0.1
+    BUSY_AFTER: ClassVar[float] = 0.15  # a run that takes longer shows "assembling…" and a stale table
     AUTO_FOCUS = "ItemsTable"
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("inspector")
@@ -88,8 +101,24 @@ class InspectorScreen(Screen[None]):
     min_budgets: var[MinBudgets | None] = var(None, init=False)
     roi: var[RoiTable] = var(roi_table(None), init=False, always_update=True)
 
-    def __init__(self, db_path: Path, conversation_id: int | None, params: Params, *, watch: bool = False) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        conversation_id: int | None,
+        params: Params,
+        *,
+        watch: bool = False,
+        host: HostSource | None = None,
+    ) -> None:
+        """``host``: where to find the OpenClaw session of the conversation; its transcript gives the live window
+        (unless the params already bring live inputs) and its newest recorded turn is checked."""
         super().__init__()
+        self.host_source = host if params.live_messages is None else None
+        self.host: HostContext | None = None  # the session, its transcript and the host's live window
+        self.host_why = ""  # why there is no host context
+        self.host_window_on = True  # the live window from the transcript feeds the engine step
+        self.host_check: HostCheck | None = None  # the newest recorded turn against a re-assembly
+        self._checking = False
         self.db_path = db_path
         self.conversation_id = conversation_id
         self.set_reactive(InspectorScreen.params, params)
@@ -112,24 +141,35 @@ class InspectorScreen(Screen[None]):
         self._shown_warnings: set[str] = set()
         self._sub_title = ""  # database · conversation; the engine rules of each trace follow it
         self.updates_seen = 0  # reloads triggered by --watch (for tests and scripts)
+        self.query_filter: ItemQuery | None = None  # the items filter (f), None: off
+        self.facts: ItemFacts | None = None  # the items' text, kind and role, read once per session for the filter
+        self._history: list[Params] = []  # earlier parameter sets (ctrl+z), oldest first
+        self._future: list[Params] = []  # parameter sets undone (ctrl+y)
+        self._restoring = False  # an undo / redo is setting the params: not a new history entry
+        self._export_dialog: ExportScreen | None = None  # the last one: the next starts with its format
 
     # --- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         screen = InspectorScreen
         yield Header(icon="◧")
+        yield Static("", id="host-line")
         yield Controls(self.params, id="controls")
         yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
         yield ChangesLine(id="changes").data_bind(screen.assembly)
         yield CachePrefixLine(id="cache-prefix").data_bind(screen.assembly)
         with Horizontal(id="main"):
             with Vertical(id="left"):
+                with Vertical(id="load-status"):
+                    yield Static("reading the session…", id="load-words")
+                    yield ProgressBar(id="load-progress", show_eta=False, show_percentage=False)
+                yield FindLine(id="find")
                 yield ItemsTable(id="items").data_bind(screen.assembly, screen.min_budgets)
                 yield Static("", id="load-error")
             with Vertical(id="side"):
                 yield DetailPane(id="detail").data_bind(screen.selection, screen.min_budgets)
                 yield AssembledView(id="assembled").data_bind(screen.assembly, screen.selection)
-        yield Footer(compact=True)
+        yield FittingFooter(compact=True)
 
     @property
     def trace(self) -> Trace | None:
@@ -145,6 +185,7 @@ class InspectorScreen(Screen[None]):
         self._show_key_hints()
         self.bindings_updated_signal.subscribe(self, self._bindings_updated)
         self.query_one("#load-error").display = False
+        self.query_one("#host-line").display = False  # shown once an OpenClaw session is found (or was picked)
         self.sub_title = f"{self.db_path.name} · loading…"
         table = self.query_one(ItemsTable)
         table.focus()
@@ -189,6 +230,9 @@ class InspectorScreen(Screen[None]):
             with LcmStore(self.db_path) as store:
                 session = store.load_session(self.conversation_id)
             assembler = SessionAssembler(session)
+            if self.host_source is not None and self.host is None and not self.host_why:
+                host, why = self.host_source.resolve(self.db_path, session.conversation.conversation_id)
+                self.app.call_from_thread(self._host_found, host, why)
         except CtxviewError as exc:
             self.app.call_from_thread(self._load_failed, str(exc))
             return
@@ -197,8 +241,88 @@ class InspectorScreen(Screen[None]):
             return
         self.app.call_from_thread(self._session_loaded, session, assembler)
 
+    # --- the host (OpenClaw): live window and the check against what was sent ------------------
+
+    def _host_found(self, host: HostContext | None, why: str) -> None:
+        self.host, self.host_why = host, why or ("" if host is not None else "no OpenClaw session")
+        if host is not None and host.window is not None and self.host_window_on:
+            self.set_reactive(InspectorScreen.params, replace(self.params, live_messages=tuple(host.window.messages)))
+        picked = self.host_source is not None and self.host_source.discovery is not None
+        self.query_one("#host-line").display = host is not None or picked
+        self._show_host_line()
+
+    def _show_host_line(self) -> None:
+        from ctxview.tui.host_view import check_line, window_line
+
+        if self.host_source is None:
+            return
+        key = app_key(self.app, "inspector.toggle_host_window")
+        parts = [window_line(self.host, self.host_why, self.host_window_on, key)]
+        badge = check_line(self.host_check, self._checking)
+        if badge:
+            parts.append(badge)
+        self.query_one("#host-line", Static).update(Text(clean_inline("   ·   ".join(parts), 400)))
+
+    def _start_check(self) -> None:
+        host, assembler = self.host, self.assembler
+        if host is None or host.window is None or assembler is None or self._checking:
+            return
+        self._checking = True
+        self._show_host_line()
+        self._check(host, assembler)
+
+    @work(thread=True, exclusive=True, group="check", exit_on_error=False)
+    def _check(self, host: HostContext, assembler: SessionAssembler) -> None:
+        from ctxview.host_check import HostCheck, check_turn
+        from ctxview.tui.host_view import LockedAssembler
+
+        try:
+            # the lock is taken per run, not for the whole check: edits re-assemble between the check's runs
+            result = check_turn(host, LockedAssembler(assembler, self._run_lock))  # type: ignore[arg-type]
+        except Exception as exc:  # the check must never take the inspector down
+            result = HostCheck("no-record", f"the check failed: {exc}")
+        try:
+            self.app.call_from_thread(self._checked, result)
+        except RuntimeError:  # the app is closing
+            pass
+
+    def _checked(self, result: HostCheck) -> None:
+        self._checking = False
+        self.host_check = result
+        self._show_host_line()
+        if self.trace is not None:
+            self.sub_title = self._title_with(self.trace)
+
+    def _title_with(self, trace: Trace) -> str:
+        badge = f" · {self.host_check.badge()}" if self.host_check is not None else ""
+        return f"{self._sub_title}{badge} · {rules_label(trace)}"
+
+    def action_toggle_host_window(self) -> None:
+        """The live window from the session's transcript on/off."""
+        window = self.host.window if self.host is not None else None
+        if window is None:
+            self.notify(f"no live window from a transcript ({self.host_why or 'the session has no transcript'})",
+                        timeout=4, markup=False)
+            return
+        self.host_window_on = not self.host_window_on
+        live = tuple(window.messages) if self.host_window_on else None
+        self._show_host_line()
+        self._set_params(replace(self.params, live_messages=live), "live window")
+
+    def action_verify(self) -> None:
+        """Show the whole verdict of the check against what the agent sent (and run it when it has not run)."""
+        if self.host_check is None:
+            if self.host is None or self.host.window is None:
+                self.notify(f"nothing to check: {self.host_why or 'no OpenClaw session with a transcript'}",
+                            timeout=5, markup=False)
+            else:
+                self._start_check()
+            return
+        self.notify(self.host_check.report(), title="Against what your agent sent", timeout=30, markup=False)
+
     def _load_failed(self, message: str) -> None:
         self._watch_reloading = False
+        self.query_one("#load-status").display = False
         self.load_error = message
         table = self.query_one(ItemsTable)
         table.loading = False
@@ -235,6 +359,10 @@ class InspectorScreen(Screen[None]):
         self._shown_warnings.update(session.warnings)
         for warning in fresh[:3]:  # each once: --watch reloads must not repeat them
             self.notify(warning, title="Database warning", severity="warning", timeout=6, markup=False)
+        if not reloaded:
+            self.query_one("#load-words", Static).update(
+                f"assembling {count_text(len(session.items), 'context item')}…"
+            )
         self.request_assembly(edit if reloaded else "", debounce=False)
 
     # --- watching (--watch) ----------------------------------------------------------------
@@ -288,6 +416,15 @@ class InspectorScreen(Screen[None]):
         self._last_edit = edit
         delay = self.DEBOUNCE if (debounce and self._in_flight) else 0.0
         self._assemble(self.params, self._generation, delay)
+        if self.trace is not None:
+            generation = self._generation
+            self.set_timer(self.BUSY_AFTER, partial(self._show_busy, generation), name="show assembling")
+
+    def _show_busy(self, generation: int) -> None:
+        """A run is taking long enough to see: say so, and dim the table as stale."""
+        if self._applied != generation and generation == self._generation:
+            self.add_class("-stale")
+            self.query_one(ChangesLine).busy = True
 
     @work(exclusive=True, group="assemble", exit_on_error=False)
     async def _assemble(self, params: Params, generation: int, delay: float) -> None:
@@ -325,11 +462,12 @@ class InspectorScreen(Screen[None]):
                 elapsed = time.perf_counter() - started
                 layout = layout_rows(trace, sort)
                 diff = diff_outcomes(previous, trace)
+                sent = sent_parts(trace)
                 cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
-        return Assembly(trace, layout, diff, shown, cache=cache)
+        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
@@ -337,15 +475,22 @@ class InspectorScreen(Screen[None]):
         with self._run_lock:
             assembler.prepare(params)
 
-    def _sweeper(self, assembler: SessionAssembler) -> Callable[[Params], SweepResult]:
-        """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock."""
-        from ctxview.sweep import default_budgets, sweep
+    def _sweeper(self, assembler: SessionAssembler) -> Sweeper:
+        """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock.
+
+        The sweep's exact runs go through a ``CountingAssembler``, which reports each to the view
+        and stops the sweep (``SweepCancelled``) once the view says so.
+        """
+        from ctxview.sweep import DEFAULT_RUNS, default_budgets, sweep
+        from ctxview.tui.screens.sweep import CountingAssembler
 
         lock = self._run_lock
 
-        def run(params: Params) -> SweepResult:
+        def run(params: Params, progress: SweepProgress) -> SweepResult:
             with lock:
-                return sweep(assembler, params, default_budgets(assembler, params))
+                budgets = default_budgets(assembler, params)
+                counting = CountingAssembler(assembler, min(DEFAULT_RUNS, len(set(budgets))), progress)
+                return sweep(counting, params, budgets)  # type: ignore[arg-type]
 
         return run
 
@@ -369,10 +514,23 @@ class InspectorScreen(Screen[None]):
             self._prepare(self.assembler, result.trace.params)
         result.edit = self._last_edit
         result.first = first
+        self.remove_class("-stale")
+        self.query_one(ChangesLine).busy = False
+        self.query_one("#load-status").display = False
+        if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
+            result.diff = diff_outcomes(self.trace, result.trace)
+            result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
+            result.base = self.trace
         self._applied = generation
         self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
+        if self.query_filter is not None:
+            self._apply_filter()
+        if first:
+            self._read_facts(result.trace)
         self.roi = roi_table(result.trace)
-        self.sub_title = f"{self._sub_title} · {rules_label(result.trace)}"
+        self.sub_title = self._title_with(result.trace)
+        if first:
+            self._start_check()
         fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
         self._shown_warnings.update(fresh_notes)
         for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
@@ -381,13 +539,16 @@ class InspectorScreen(Screen[None]):
     @property
     def settled(self) -> bool:
         """True when the trace on screen reflects the latest params (for tests and scripts)."""
-        return self.trace is not None and self._applied == self._generation
+        if self.trace is None or self._applied != self._generation:
+            return False
+        return not self.query_one(Controls).typing  # a typed number waiting for a pause is an edit to come
 
     # --- events from the widgets --------------------------------------------------------------
 
     @on(Controls.ParamsChanged)
     def _params_changed(self, event: Controls.ParamsChanged) -> None:
         self._last_invalid = None
+        self._remember(self.params)
         self.params = event.params
         self.request_assembly(event.field, debounce=event.field in ("prompt", "budget", "tail", "reserved"))
 
@@ -421,6 +582,7 @@ class InspectorScreen(Screen[None]):
     def _set_params(self, params: Params, edit: str, *, debounce: bool = False) -> None:
         if params == self.params:
             return
+        self._remember(self.params)
         self.params = params
         self.query_one(Controls).set_params(params)
         self.request_assembly(edit, debounce=debounce)
@@ -458,7 +620,10 @@ class InspectorScreen(Screen[None]):
 
     def action_cycle_sort(self) -> None:
         table = self.query_one(ItemsTable)
-        sort = SORT_MODES[(SORT_MODES.index(table.sort) + 1) % len(SORT_MODES)]
+        self._sort_by(SORT_MODES[(SORT_MODES.index(table.sort) + 1) % len(SORT_MODES)])
+
+    def _sort_by(self, sort: SortMode) -> None:
+        table = self.query_one(ItemsTable)
         if self.trace is None or len(self.trace.decisions) < 20_000:
             table.set_sort(sort)
         else:
@@ -502,7 +667,9 @@ class InspectorScreen(Screen[None]):
             return
         from ctxview.tui.screens.export import ExportScreen
 
-        self.app.push_screen(ExportScreen(self.trace, self.db_path))  # it says itself what it wrote
+        last = self._export_dialog.fmt if self._export_dialog is not None else None  # remembered
+        self._export_dialog = ExportScreen(self.trace, self.db_path, last)
+        self.app.push_screen(self._export_dialog)  # it says itself what it wrote
 
     def action_cycle_scorer(self) -> None:
         from ctxview.tui.scoring_view import next_scorer
@@ -694,3 +861,186 @@ class InspectorScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.post_message(self.BackRequested(self.params))
+
+    # --- undo / redo of parameter sets --------------------------------------------------------
+
+    def _remember(self, params: Params) -> None:
+        if self._restoring:
+            return
+        if not self._history or self._history[-1] != params:
+            self._history.append(params)
+            del self._history[:-100]
+        self._future.clear()
+
+    def action_undo(self) -> None:
+        self._step_history(self._history, self._future, "undo")
+
+    def action_redo(self) -> None:
+        self._step_history(self._future, self._history, "redo")
+
+    def _step_history(self, source: list[Params], target: list[Params], word: str) -> None:
+        if not source:
+            self.notify(f"nothing to {word}", timeout=2)
+            return
+        params = source.pop()
+        target.append(self.params)
+        change = params_change(self.params, params)
+        self._restoring = True
+        try:
+            self._set_params(params, f"{word} ({change})")
+        finally:
+            self._restoring = False
+        self.notify(change, title=word.capitalize(), timeout=3, markup=False)
+
+    # --- finding items ----------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
+    def _read_facts(self, trace: Trace) -> None:
+        """Read every item's text, kind and role once (one thread uses the assembler's runs at a time)."""
+        with self._run_lock:
+            facts = ItemFacts.of(trace)
+        self.app.call_from_thread(self._facts_ready, facts)
+
+    def _facts_ready(self, facts: ItemFacts) -> None:
+        self.facts = facts
+        if self.query_filter is not None and self.query_filter.needs_text:
+            self._apply_filter()
+
+    def action_filter(self) -> None:
+        line = self.query_one(FindLine)
+        line.open("filter", self.query_filter.text if self.query_filter is not None else "")
+
+    def action_goto(self) -> None:
+        self.query_one(FindLine).open("goto", "")
+
+    @on(FindLine.Changed, "#find")
+    def _find_changed(self, event: FindLine.Changed) -> None:
+        event.stop()
+        line = self.query_one(FindLine)
+        if line.mode != "filter":
+            return
+        self.set_filter(event.value)
+
+    def set_filter(self, text: str) -> None:
+        """Filter the items table by ``text`` (see ``ctxview.tui.finder``); "" removes the filter."""
+        if not text.strip():
+            self.query_filter = None
+            self.query_one(ItemsTable).set_presentation(matches=None)
+            return
+        try:
+            self.query_filter = parse_query(text)
+        except CtxviewError as exc:
+            self.notify(str(exc), title="Filter", severity="warning", timeout=3, markup=False)
+            return
+        self._apply_filter()
+
+    def _apply_filter(self) -> None:
+        query, trace = self.query_filter, self.trace
+        table = self.query_one(ItemsTable)
+        if query is None or trace is None:
+            return
+        if query.needs_text and self.facts is None:
+            table.border_title = "items · reading item text for the filter…"
+            return
+        table.set_presentation(matches=matching(trace, query, self.facts, self.diff.changed))
+
+    @on(FindLine.Submitted, "#find")
+    def _find_submitted(self, event: FindLine.Submitted) -> None:
+        event.stop()
+        line = self.query_one(FindLine)
+        if line.mode == "goto":
+            self._goto(event.value.strip())
+        self._settle_find_line()
+
+    def _settle_find_line(self) -> None:
+        """Back to the table; a filter that is on stays in sight over it (escape there clears it)."""
+        line = self.query_one(FindLine)
+        if self.query_filter is not None:
+            line.open("filter", self.query_filter.text)
+        else:
+            line.close()
+        self.action_focus_table()
+
+    @on(FindLine.Cleared)
+    def _find_cleared(self, event: FindLine.Cleared) -> None:
+        if event.mode == "filter":
+            self.set_filter("")
+        self._settle_find_line()
+
+    def _goto(self, text: str) -> None:
+        table = self.query_one(ItemsTable)
+        key = f"l:{text[1:]}" if text[:1] in ("L", "l") else f"o:{text.lstrip('#')}"
+        if not text or not table.select_key(key):
+            hidden = " (hidden by the filter)" if self.query_filter is not None else ""
+            self.notify(f"no item {text or '(none given)'}{hidden}", timeout=3, markup=False)
+
+    def action_next_match(self, step: int) -> None:
+        if self.query_filter is None:
+            self.notify(f"no filter: press {app_key(self.app, 'inspector.filter')} to write one", timeout=3)
+            return
+        self._jump(lambda _index: True, step, "row matches the filter")  # the table shows the matches only
+
+    def action_next_change(self, step: int) -> None:
+        changed = self.diff.changed
+        if not changed or self.trace is None:
+            self.notify("the last edit changed no outcome", timeout=3)
+            return
+        keys = column(self.trace.decisions, "key")
+        self._jump(lambda index: keys[index] in changed, step, "row changed in the last edit")
+
+    def _jump(self, wanted: Callable[[int], bool], step: int, what: str) -> None:
+        """Move the cursor to the next (``step`` 1) or previous row whose decision index is ``wanted``, wrapping."""
+        table = self.query_one(ItemsTable)
+        layout = table.table_layout
+        if layout is None or not layout.lines:
+            return
+        count = len(layout.lines)
+        start = table.cursor if table.cursor is not None else (-1 if step > 0 else count)
+        for offset in range(1, count + 1):
+            line = (start + step * offset) % count
+            index = layout.lines[line]
+            if index >= 0 and wanted(index):
+                table.move_cursor_to(line, center=True)
+                table.focus()
+                return
+        self.notify(f"no {what}", timeout=3)
+
+    # --- sorting ----------------------------------------------------------------------------------
+
+    @on(ItemsTable.HeaderClicked)
+    def _header_clicked(self, event: ItemsTable.HeaderClicked) -> None:
+        table = self.query_one(ItemsTable)
+        if event.sort == table.sort:
+            self.action_reverse_sort()
+        else:
+            table.set_presentation(reverse=False)
+            self._sort_by(event.sort)
+
+    def action_reverse_sort(self) -> None:
+        table = self.query_one(ItemsTable)
+        table.set_presentation(reverse=not table.reverse)
+        self._show_key_hints()
+
+    # --- panes and notes --------------------------------------------------------------------------
+
+    def action_zoom(self) -> None:
+        """The focused pane fills the screen; again: back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        pane = focused
+        while pane is not None and not isinstance(pane, (ItemsTable, DetailPane, AssembledView)):
+            pane = pane.parent if isinstance(pane.parent, Widget) else None
+        if pane is None:
+            pane = self.query_one(ItemsTable)
+        self.maximize(pane, container=False)
+
+    def action_notes(self) -> None:
+        trace = self.trace
+        lines = [*trace.warnings, *trace.notes] if trace is not None else []
+        if not lines:
+            self.notify("the engine wrote no notes for this run", timeout=3)
+            return
+        for line in lines[:6]:
+            self.notify(note_text(line), title="Engine note", timeout=20, markup=False)

@@ -12,6 +12,7 @@ inspector derives from a new trace is shown here too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -54,6 +55,26 @@ def _score(value: Any, digits: int = 3) -> str:
 
 def _count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "—"
+
+
+_NEEDS = re.compile(r"needs (\d+)")
+
+
+def roi_band(row: dict[str, Any]) -> str:
+    """The band, only for a section that was scored: an unscored one is loaded whatever its ratio says."""
+    return str(row.get("category", "n/a")) if row.get("status") == "scored" else "—"
+
+
+def roi_reason(row: dict[str, Any]) -> str:
+    """Why the section is loaded or stubbed (the decision column), in words: the numbers are the other columns'."""
+    decision = row.get("decision")
+    if row.get("status") != "scored":
+        needs = _NEEDS.search(str(row.get("reason", "")))
+        of = f" of {needs[1]}" if needs else ""
+        return f"not scored: {_count(row.get('included'))}{of} inclusions"
+    if decision == "stub":
+        return "score below the threshold"
+    return "score at or above the threshold"
 
 
 def off_message(scorer: str, pending: str | None = None, switch_key: str = "c") -> Text:
@@ -106,14 +127,14 @@ def roi_renderable(table: RoiTable, pending: str | None = None, switch_key: str 
     grid.add_column("ROI", justify="right", no_wrap=True)
     grid.add_column("items", justify="right", no_wrap=True)
     grid.add_column("tokens", justify="right", no_wrap=True)
-    grid.add_column("reason", ratio=1, style="dim")
+    grid.add_column("why", ratio=1, style="dim", no_wrap=True, overflow="ellipsis")
     for row in table.rows:
-        category = str(row.get("category", "n/a"))
+        category = roi_band(row)
         decision = str(row.get("decision", ""))
         grid.add_row(
             Text(clean_inline(str(row.get("section", "")), 60)),
             Text(category, style=TONE_STYLE[category_tone(category)]),
-            _score(row.get("score")),
+            _score(row.get("score")) if row.get("status") == "scored" else "—",
             Text(decision, style="bold yellow" if decision == "stub" else ""),
             *(_factor(row.get(factor)) for factor in "CTRS"),
             _count(row.get("cited")),
@@ -121,7 +142,7 @@ def roi_renderable(table: RoiTable, pending: str | None = None, switch_key: str 
             _score(row.get("roi"), 2),
             _count(row.get("items")),
             _count(row.get("tokens")),
-            Text(clean_inline(str(row.get("reason", "")), 400)),
+            Text(roi_reason(row)),
         )
     if not table.rows:
         return Group(head, source, Text("\nno sections: the run had no evictable items to score", style="dim"))

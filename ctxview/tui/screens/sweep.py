@@ -10,8 +10,9 @@ as long as only the budget changes.  Nothing of it enters the trace.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -21,14 +22,42 @@ from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, ProgressBar, Static
 
 from ctxview.model import Params
 from ctxview.sweep import SweepResult
 from ctxview.tui.actions import bindings
+from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.sweep_plot import SweepPlot
 
-Sweeper = Callable[[Params], SweepResult]  # runs the sweep of these params over every budget (in a thread)
+SweepProgress = Callable[[int, int], bool]  # (exact runs done, of how many) → False: stop the sweep
+Sweeper = Callable[[Params, SweepProgress], SweepResult]  # runs the sweep of these params (in a thread)
+
+
+class SweepCancelled(Exception):
+    """The user left the sweep view while it ran."""
+
+
+class CountingAssembler:
+    """Stands in for the assembler in a sweep: counts its exact runs for the progress bar, and stops
+    the sweep before the next run once the view asks (``progress`` returns False)."""
+
+    def __init__(self, assembler: Any, total: int, progress: SweepProgress) -> None:
+        self._assembler = assembler
+        self._total = max(1, total)
+        self._done = 0
+        self._progress = progress
+
+    def run(self, params: Params) -> Any:
+        if not self._progress(self._done, self._total):
+            raise SweepCancelled
+        trace = self._assembler.run(params)
+        self._done += 1
+        self._progress(self._done, self._total)
+        return trace
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._assembler, name)
 
 
 def runs_table(result: SweepResult) -> Table:
@@ -53,6 +82,7 @@ class SweepScreen(Screen[SweepResult | None]):
     SweepScreen #sweep-body { padding: 0 1; }
     SweepScreen #sweep-notes { height: auto; color: $text-muted; }
     SweepScreen #sweep-runs { height: auto; max-height: 14; }
+    SweepScreen #sweep-progress { height: 1; }
     """
 
     result: var[SweepResult | None] = var(None, init=False)  # the finished sweep; the plot is bound to it
@@ -61,36 +91,67 @@ class SweepScreen(Screen[SweepResult | None]):
         super().__init__()
         self.params = params
         self.sweeper = sweeper
+        self._cancel = threading.Event()  # set when the view closes while the sweep runs
+        self.running = False
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◧")
         with Vertical(id="sweep-body"):
+            yield ProgressBar(id="sweep-progress", show_eta=False)
             yield SweepPlot(self.params.token_budget, id="sweep-plot").data_bind(SweepScreen.result)
             yield Static("", id="sweep-runs")
             yield Static("", id="sweep-notes")
-        yield Footer(compact=True)
+        yield FittingFooter(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "budget sweep"
         self.action_rerun()
 
     def action_rerun(self) -> None:
-        self.query_one("#sweep-notes", Static).update("sweeping…")
+        if self.running:
+            return
+        self.running = True
+        self._cancel.clear()
+        bar = self.query_one("#sweep-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self.query_one("#sweep-notes", Static).update("sweeping… (escape cancels)")
         self._sweep(self.params)
+
+    def _progress(self, done: int, total: int) -> bool:
+        """Worker thread: show the exact runs done; False once the view was closed."""
+        if self._cancel.is_set():
+            return False
+        try:
+            self.app.call_from_thread(self._show_progress, done, total)
+        except RuntimeError:  # the app is closing
+            return False
+        return True
+
+    def _show_progress(self, done: int, total: int) -> None:
+        if self.is_attached:
+            self.query_one("#sweep-progress", ProgressBar).update(total=total, progress=done)
+            self.query_one("#sweep-notes", Static).update(f"sweeping… {done} of {total} exact runs (escape cancels)")
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def _sweep(self, params: Params) -> None:
         try:
-            result = self.sweeper(params)
+            result = self.sweeper(params, self._progress)
+        except SweepCancelled:
+            return
         except Exception as exc:  # keep the inspector usable; say what failed
             self.app.call_from_thread(self._failed, str(exc))
             return
-        self.app.call_from_thread(self._done, result)
+        if not self._cancel.is_set():
+            self.app.call_from_thread(self._done, result)
 
     def _failed(self, message: str) -> None:
+        self.running = False
         self.query_one("#sweep-notes", Static).update(Text(f"sweep failed: {message}"))
 
     def _done(self, result: SweepResult) -> None:
+        self.running = False
+        self.query_one("#sweep-progress", ProgressBar).display = False
         self.result = result
 
     def watch_result(self, result: SweepResult | None) -> None:
@@ -101,4 +162,10 @@ class SweepScreen(Screen[SweepResult | None]):
         self.query_one("#sweep-notes", Static).update(Text("\n".join(notes)))
 
     def action_close(self) -> None:
+        """Back; a sweep still running is cancelled (it stops before its next exact run)."""
+        if self.running:
+            self._cancel.set()
+            self.running = False
+            self.dismiss(None)
+            return
         self.dismiss(self.result)

@@ -1,8 +1,10 @@
 """The budget bar: where the token budget went, as a stacked bar with numbers.
 
-Fresh tail (+ focus), kept evictable items, appended live inputs, reserved
-host costs and what is left — all RunSummary fields, nothing recomputed.
-Bound to the inspector's ``assembly``: each run repaints it.
+What is sent, split by where it came from (fresh tail and focus, kept evictable
+items, appended live inputs, the recall cue: ``view.sent_parts``, which add up to
+the tokens sent), then the reserved host costs and what is left.  Items the
+engine evicted to make room for live inputs are named after the bar: they are
+not sent.  Bound to the inspector's ``assembly``: each run repaints it.
 """
 
 from __future__ import annotations
@@ -17,27 +19,24 @@ from textual.widget import Widget
 from ctxview.model import Trace
 from ctxview.tui.scoring_view import confidence_note, run_label
 from ctxview.tui.state import Assembly
+from ctxview.tui.view import sent_parts
 
 SEGMENTS: tuple[tuple[str, str], ...] = (
     ("tail", "fresh tail"),
-    ("kept", "kept evictable"),
-    ("live", "live appends"),
+    ("kept", "kept"),
+    ("live", "live"),
     ("recall", "recall cue"),
     ("reserved", "reserved"),
     ("free", "free"),
 )
 
 
-def budget_parts(trace: Trace) -> list[tuple[str, int]]:
-    """Token counts per bar segment, in bar order (free is what the budget has left)."""
+def budget_parts(trace: Trace, sent: dict[str, int] | None = None) -> list[tuple[str, int]]:
+    """Token counts per bar segment, in bar order: what is sent (``view.sent_parts``, which sum to the
+    trace's final tokens), the reserved host costs, and what the budget has left."""
     s = trace.summary
-    used = {
-        "tail": s.tail_tokens + s.focus_tokens,
-        "kept": s.kept_evictable_tokens,
-        "live": s.live_appended_tokens,
-        "recall": s.recall_tokens,
-        "reserved": s.reserved_tokens,
-    }
+    used = dict(sent if sent is not None else sent_parts(trace))
+    used["reserved"] = s.reserved_tokens
     free = max(0, s.token_budget - sum(used.values()))
     return [*used.items(), ("free", free)]
 
@@ -88,7 +87,7 @@ class BudgetBar(Widget):
         if trace is None:
             return Text("budget: waiting for the first assembly…", style=self._style("label"))
         s = trace.summary
-        parts = budget_parts(trace)
+        parts = budget_parts(trace, self.assembly.sent if self.assembly is not None else None)
         total = max(s.token_budget, sum(n for _, n in parts), 1)
         bar = Text()
         cells_left = width
@@ -100,22 +99,36 @@ class BudgetBar(Widget):
             cells_left -= cells
             bar.append(("░" if name == "free" else "█") * cells, style=self._style(name))
         legend = Text()
-        short = width < 110
+        sent = sum(n for name, n in parts if name not in ("reserved", "free"))
+        unit = " (serialized)" if trace.params.engine and trace.messages else ""
+        legend.append(f"sent {sent:,} tok{unit} = ", style="bold")
+        shown = dict(parts)
+        first = True
         for name, label in SEGMENTS:
-            if short:
-                label = label.split()[0] if name != "kept" else "kept"
-            tokens = dict(parts)[name]
-            if name in ("live", "recall", "reserved") and tokens == 0:
+            if name in ("reserved", "free"):
                 continue
-            legend.append("░ " if name == "free" else "█ ", style=self._style(name))
-            legend.append(f"{label} {tokens:,}  ")
+            tokens = shown[name]
+            if name in ("live", "recall") and tokens == 0:
+                continue
+            if not first:
+                legend.append("+ ")
+            first = False
+            legend.append("█ ", style=self._style(name))
+            legend.append(f"{label} {tokens:,} ")
+        if s.evicted_for_live_tokens:
+            legend.append(f"· evicted for live {s.evicted_for_live_tokens:,} (not sent) ", style=self._style("over"))
+        if shown["reserved"]:
+            legend.append("· █ ", style=self._style("reserved"))
+            legend.append(f"reserved {shown['reserved']:,} ")
+        legend.append("· ░ ", style=self._style("free"))
+        legend.append(f"free {shown['free']:,}  ")
         legend.append(f"│ budget {s.token_budget:,}", style="bold")
         if s.reserved_tokens:
             legend.append(f" (effective {s.effective_budget:,})")
         mode = run_label(trace)  # a named scorer or tokenizer: say so before the text gets cut
         if mode:
             legend.append(f" · scorer {mode}", style="bold")
-        legend.append(f" · {s.selection_mode} · sent {s.final_tokens:,} tok", style=self._style("label"))
+        legend.append(f" · {s.selection_mode}", style=self._style("label"))
         if s.over_budget:
             legend.append("  OVER BUDGET", style=self._style("over"))
         if s.clamped:

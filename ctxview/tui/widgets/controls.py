@@ -1,6 +1,7 @@
 """The controls: prompt, token budget, fresh-tail count, reserved tokens, two switches, scorer and tokenizer.
 
-Each edit is validated here; a good value becomes new Params (posted as
+Each edit is validated here (a typed number once typing pauses or on Enter,
+so a half-typed number never runs); a good value becomes new Params (posted as
 ``Controls.ParamsChanged``), a bad one marks its input invalid and posts
 ``Controls.Invalid`` so the screen can say why while the last trace stays.
 Params the screen changes itself (keys, the palette) come back through
@@ -19,6 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.events import Resize
 from textual.message import Message
+from textual.timer import Timer
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Select, Switch
 
@@ -124,6 +126,7 @@ class Controls(Horizontal):
         "tokenizer": "tokenizer",
     }
 
+    TYPING_PAUSE: ClassVar[float] = 0.6  # seconds without a keystroke after which a typed number applies
     NARROW_WIDTH: ClassVar[int] = 140  # below it: short titles, narrower cells, more room for the prompt
 
     def __init__(self, params: Params, *, id: str | None = None, classes: str | None = None) -> None:
@@ -131,6 +134,8 @@ class Controls(Horizontal):
         self.params = params
         self._narrow = False  # short titles (set on resize)
         self._keymap_shown: dict[str, str] = {}  # the keymap the titles and tooltips name keys from
+        self._pending: set[str] = set()  # number fields typed in since the last apply
+        self._pause_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         p = self.params
@@ -215,15 +220,40 @@ class Controls(Horizontal):
         if widget_id == "prompt":
             self._emit(replace(self.params, prompt=event.value if event.value else None), widget_id)
             return
-        parse = _PARSERS.get(widget_id)
-        if parse is None:
+        if widget_id not in _PARSERS:
             return
-        try:
-            value = parse(event.value)
-        except InputError as exc:
-            self.post_message(self.Invalid(widget_id, str(exc)))
-            return
-        self._emit(replace(self.params, **{_FIELDS[widget_id]: value}), widget_id)
+        # a number is applied on Enter or once typing pauses: overwriting 2000 with 2500 must not
+        # assemble at 2, 25 and 250 on the way (nor compare 2,500 with 250 in the change line)
+        self._pending.add(widget_id)
+        if self._pause_timer is not None:
+            self._pause_timer.stop()
+        self._pause_timer = self.set_timer(self.TYPING_PAUSE, self._apply_pending, name="apply typed numbers")
+
+    def _apply_pending(self) -> None:
+        """Apply the numbers typed since the last apply (a field that does not parse says why and waits)."""
+        if self._pause_timer is not None:
+            self._pause_timer.stop()
+            self._pause_timer = None
+        pending, self._pending = self._pending, set()
+        params = self.params
+        edited: list[str] = []
+        for widget_id in sorted(pending):
+            text = self.query_one(f"#{widget_id}", Input).value
+            try:
+                value = _PARSERS[widget_id](text)
+            except InputError as exc:
+                self.post_message(self.Invalid(widget_id, str(exc)))
+                continue
+            if getattr(params, _FIELDS[widget_id]) != value:
+                params = replace(params, **{_FIELDS[widget_id]: value})
+                edited.append(widget_id)
+        if edited:
+            self._emit(params, ", ".join(edited))
+
+    @property
+    def typing(self) -> bool:
+        """True while a typed number waits for Enter or a pause (for tests and scripts)."""
+        return bool(self._pending)
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
         event.stop()
@@ -247,8 +277,9 @@ class Controls(Horizontal):
         self._emit(replace(self.params, **{select.FIELD: event.value}), select.FIELD)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        # Enter in a field: hand the keyboard back to the table
+        # Enter in a field: apply what was typed, hand the keyboard back to the table
         event.stop()
+        self._apply_pending()
         self.post_message(self.Done())
 
     class Done(Message):

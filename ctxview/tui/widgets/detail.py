@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
 from ctxview.model import Decision, Session, Trace, count_text, describe_key
-from ctxview.tui.actions import app_key
+from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
 from ctxview.tui.state import MinBudgets, Selection
 from ctxview.tui.view import clean_block, clean_inline, item_id, message_json, outcome_text, partner, row_class
@@ -247,6 +249,8 @@ def _short_list(values: tuple[object, ...], limit: int = 12) -> str:
 
 class DetailPane(VerticalScroll):
     """Scrollable detail of the selected item."""
+
+    BINDINGS: ClassVar[list[BindingType]] = bindings("detail")  # j / k scroll, as in the table
 
     DEFAULT_CSS = """
     DetailPane {

@@ -15,6 +15,7 @@ from typing import ClassVar
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.message import Message
 from textual.reactive import var
 
@@ -134,6 +135,9 @@ class ItemsTable(VirtualList):
         self.show_labels = False  # the label column, when the trace comes from a named scorer
         self.show_min_budget = False  # the min-budget column, when the last sweep covers this trace's params
         self.table_view = TableView(OutcomeDiff())  # what the cells read besides their decision
+        self._full_layout: TableLayout | None = None  # every row, in the sort; ``table_layout`` is what shows
+        self.matches: list[int] | None = None  # the filter's decision indexes (None: no filter)
+        self.reverse = False  # the sort the other way round
         self._columns: tuple[tuple[Column, ...], list[int], int] = ((), [], -1)  # columns, widths, for a width
 
     def on_mount(self) -> None:
@@ -141,12 +145,55 @@ class ItemsTable(VirtualList):
 
     # --- data ----------------------------------------------------------------------------
 
+    class HeaderClicked(Message):
+        """A click on a sortable column's header: sort by it (again: reverse)."""
+
+        def __init__(self, sort: SortMode) -> None:
+            super().__init__()
+            self.sort = sort
+
     def watch_assembly(self, assembly: Assembly | None) -> None:
         if assembly is None:
             return
         self.loading = False
         self.show(assembly.trace, assembly.diff, assembly.layout)
-        self.border_title = f"items · {assembly.layout.row_count:,}"
+
+    def _show_title(self) -> None:
+        full = self._full_layout.row_count if self._full_layout is not None else 0
+        if self.matches is not None:
+            self.border_title = f"items · {len(self.matches):,} of {full:,}"
+        else:
+            self.border_title = f"items · {full:,}"
+
+    # --- what is shown of the layout: the filter's rows, the sort reversed ---------------------
+
+    def set_presentation(self, *, matches: list[int] | bool | None = False, reverse: bool | None = None) -> None:
+        """Show only the decisions ``matches`` (None: all; False: unchanged) and/or reverse the order."""
+        key = self.selected_key
+        if matches is not False:
+            self.matches = matches  # type: ignore[assignment]
+        if reverse is not None:
+            self.reverse = reverse
+        if self._full_layout is not None:
+            self.table_layout = self._present(self._full_layout)
+            self.set_line_count(len(self.table_layout.lines))
+            self._restore(key)
+        self._show_title()
+
+    def _present(self, layout: TableLayout) -> TableLayout:
+        if self.matches is None and not self.reverse:
+            return layout
+        lines = layout.lines
+        separators = layout.separators
+        if self.matches is not None:
+            wanted = set(self.matches)
+            lines = [index for index in lines if index in wanted]  # separators go: the rows between them are gone
+            separators = []
+        if self.reverse:
+            lines = [index for index in reversed(lines) if index >= 0]  # a reversed budget line would mean nothing
+            separators = []
+        line_of = {index: line for line, index in enumerate(lines) if index >= 0}
+        return TableLayout(layout.sort, lines, separators, line_of, layout.index_of_key)
 
     def watch_min_budgets(self) -> None:
         if self.trace is not None:
@@ -166,9 +213,12 @@ class ItemsTable(VirtualList):
         self.trace = trace
         self.diff = diff
         self._update_view(trace)
-        self.table_layout = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
+        full = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
+        self._full_layout = full
+        self.table_layout = self._present(full)
         self.set_line_count(len(self.table_layout.lines))
         self._restore(key)
+        self._show_title()
 
     def set_sort(self, sort: SortMode, layout: TableLayout | None = None) -> None:
         """Re-order the rows (``layout`` may be computed off the UI thread for big traces)."""
@@ -177,7 +227,9 @@ class ItemsTable(VirtualList):
             return
         key = self.selected_key
         self.sort = sort
-        self.table_layout = layout if layout is not None and layout.sort == sort else layout_rows(self.trace, sort)
+        full = layout if layout is not None and layout.sort == sort else layout_rows(self.trace, sort)
+        self._full_layout = full
+        self.table_layout = self._present(full)
         self.set_line_count(len(self.table_layout.lines))
         self._restore(key, center=True)
 
@@ -230,6 +282,27 @@ class ItemsTable(VirtualList):
 
     # --- rendering -------------------------------------------------------------------------
 
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None and offset.y < self.HEADER_LINES:
+            sort = self.sort_at(offset.x)
+            if sort is not None:
+                event.stop()
+                self.post_message(self.HeaderClicked(sort))
+        # (rows: VirtualList's own click handler runs too and moves the cursor)
+
+    def sort_at(self, x: int) -> SortMode | None:
+        """The sort of the column whose header is at cell ``x`` (None: that column does not sort)."""
+        columns, widths = self.columns(self.scrollable_content_region.width)
+        start = 0
+        for column, width in zip(columns, widths, strict=True):
+            if width <= 0:
+                continue
+            if start <= x < start + width + 1:
+                return column.sort[0] if column.sort is not None else None
+            start += width + 1
+        return None
+
     def is_selectable(self, line: int) -> bool:
         return self.table_layout is not None and self.table_layout.lines[line] >= 0
 
@@ -251,9 +324,15 @@ class ItemsTable(VirtualList):
         columns, widths = self.columns(width)
         sort = self.sort if self.trace is not None else None
         text = " ".join(
-            fit(column.header_text(sort), w, column.align) for column, w in zip(columns, widths, strict=True) if w > 0
+            fit(self._header(column, sort), w, column.align) for column, w in zip(columns, widths, strict=True) if w > 0
         )
         return [Segment(set_cell_size(text, width), style)]
+
+    def _header(self, column: Column, sort: SortMode | None) -> str:
+        text = column.header_text(sort)
+        if self.reverse and column.sort is not None and sort == column.sort[0]:
+            return column.header + ("▼" if column.sort[1] == "▲" else "▲")
+        return text
 
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
         assert self.trace is not None and self.table_layout is not None
