@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -80,6 +80,29 @@ ENGINE_TABLES = (*REQUIRED, "large_files", "focus_briefs", "conversation_compact
 _int = whole_number
 _number = engine_number
 _text = read_text
+
+
+LoadProgress = Callable[[int, int], None]  # (context items read, their total)
+
+
+class _Progress:
+    """Counts items read and tells ``LoadProgress`` every so often (each call may cross threads)."""
+
+    EVERY = 2048
+
+    def __init__(self, callback: LoadProgress | None, total: int) -> None:
+        self.callback, self.total, self.read = callback, max(0, total), 0
+        if callback is not None:
+            callback(0, self.total)
+
+    def step(self) -> None:
+        self.read += 1
+        if self.callback is not None and self.read % self.EVERY == 0:
+            self.callback(min(self.read, self.total), self.total)
+
+    def done(self) -> None:
+        if self.callback is not None:
+            self.callback(self.total, self.total)
 
 
 class LcmStore:
@@ -362,8 +385,12 @@ class LcmStore:
             no_conversation=True,
         )
 
-    def load_session(self, conversation_id: int | None = None) -> Session:
-        """Everything the assembler needs about one conversation, read in one snapshot."""
+    def load_session(self, conversation_id: int | None = None, progress: LoadProgress | None = None) -> Session:
+        """Everything the assembler needs about one conversation, read in one snapshot.
+
+        ``progress(read, total)`` is told, now and then, how many of the conversation's context
+        items have been read (from another thread, if the caller runs this in one).
+        """
         conn = self._conn
         in_tx = False
         try:
@@ -374,7 +401,7 @@ class LcmStore:
         try:
             cid = self._pick_conversation(conversation_id)
             with gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
-                session = self._load(cid)
+                session = self._load(cid, progress)
             session.data_version = self.data_version()
         finally:
             if in_tx:
@@ -385,9 +412,10 @@ class LcmStore:
         session.warnings[:0] = self.warnings
         return session
 
-    def _load(self, cid: int) -> Session:
+    def _load(self, cid: int, progress: LoadProgress | None = None) -> Session:
         info = self._conversation_info(cid)
         warnings: list[str] = []
+        report = _Progress(progress, info.context_item_count)
         rows = self._query(
             "SELECT ordinal, item_type, message_id, summary_id FROM context_items"
             " WHERE conversation_id = ? ORDER BY ordinal",
@@ -415,8 +443,9 @@ class LcmStore:
                 f"{count_text(len(shared), 'context item')} sharing an ordinal with an earlier one skipped"
                 f" (ordinal {listed}); the engine would assemble them too"
             )
-        messages = self._load_messages(cid, warnings)
+        messages = self._load_messages(cid, warnings, report)
         summaries = self._load_summaries(cid, warnings)
+        report.done()
         large_files = self._load_large_files(cid)
         brief = self._load_focus_brief(cid)
         dangling = sum(
@@ -446,7 +475,7 @@ class LcmStore:
 
     _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"
 
-    def _load_messages(self, cid: int, warnings: list[str]) -> dict[int, MessageRow]:
+    def _load_messages(self, cid: int, warnings: list[str], report: _Progress | None = None) -> dict[int, MessageRow]:
         t = "message_parts"
         part_rows = self._query(
             f"SELECT p.message_id, p.part_id, p.part_type, p.ordinal, {self._col(t, 'text_content', 'p')},"
@@ -458,6 +487,8 @@ class LcmStore:
         )
         parts: dict[Any, list[PartRow]] = {}  # in SQLite's ORDER BY ordinal, whatever the ordinals hold
         for mid, pid, ptype, ordinal, text, call_id, name, tin, tout, meta in part_rows:
+            if report is not None and mid not in parts:
+                report.step()  # the parts come message by message: one more message read
             parts.setdefault(mid, []).append(
                 PartRow(
                     _text(pid),

@@ -228,7 +228,7 @@ class InspectorScreen(Screen[None]):
             if self.watch:
                 self._watch_baseline()  # before reading: a commit during the read triggers one more reload
             with LcmStore(self.db_path) as store:
-                session = store.load_session(self.conversation_id)
+                session = store.load_session(self.conversation_id, progress=self._load_progress)
             assembler = SessionAssembler(session)
             if self.host_source is not None and self.host is None and not self.host_why:
                 host, why = self.host_source.resolve(self.db_path, session.conversation.conversation_id)
@@ -240,6 +240,21 @@ class InspectorScreen(Screen[None]):
             self.app.call_from_thread(self._load_failed, f"could not read {self.db_path}: {exc}")
             return
         self.app.call_from_thread(self._session_loaded, session, assembler)
+
+    def _load_progress(self, read: int, total: int) -> None:
+        """Worker thread: items read of the total, on the progress bar while the session opens."""
+        try:
+            self.app.call_from_thread(self._show_load_progress, read, total)
+        except RuntimeError:  # the app is closing
+            pass
+
+    def _show_load_progress(self, read: int, total: int) -> None:
+        if total <= 0:
+            return
+        self.query_one("#load-progress", ProgressBar).update(total=total, progress=read)
+        self.query_one("#load-words", Static).update(
+            f"reading the session… {read:,} of {count_text(total, 'context item')}"
+        )
 
     # --- the host (OpenClaw): live window and the check against what was sent ------------------
 
@@ -363,6 +378,7 @@ class InspectorScreen(Screen[None]):
             self.query_one("#load-words", Static).update(
                 f"assembling {count_text(len(session.items), 'context item')}…"
             )
+            self.query_one("#load-progress", ProgressBar).update(total=None)  # no count for the run: activity
         self.request_assembly(edit if reloaded else "", debounce=False)
 
     # --- watching (--watch) ----------------------------------------------------------------
