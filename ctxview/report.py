@@ -7,10 +7,12 @@ object.  No Textual here: the CLI stays fast.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C string encoder json uses
 from typing import Any
 
-from ctxview.jsjson import js_stringify
+from ctxview.jsjson import escape_lone_surrogates, js_stringify
 from ctxview.model import Decision, Trace, count_text, describe_key, format_score, outcome_text
 
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "focus", "live": "live"}
@@ -95,22 +97,22 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
     write("[")
     replaced: list[dict[str, Any]] = []
     live: list[dict[str, Any]] = []
-    batch: list[dict[str, Any]] = []
+    batch: list[Decision] = []
     first = True
     for d in _each_decision(trace.decisions):
         if d.ordinal is not None and d.outcome != "unresolved":
             if d.outcome == "replaced-by-focus":
                 replaced.append(item_json(d))
             else:
-                batch.append(item_json(d))
+                batch.append(d)
                 if len(batch) == _STREAM_BATCH:
-                    write(("" if first else ",") + dumps(batch)[1:-1])
+                    write(("" if first else ",") + items_text(batch))
                     first, batch = False, []
         if d.live_index is not None:
             full = decision_json(d)
             live.append({name: full[name] for name in _LIVE_FIELDS})
     if batch:
-        write(("" if first else ",") + dumps(batch)[1:-1])
+        write(("" if first else ",") + items_text(batch))
     write("]")
     body["replacedByFocus"] = replaced
     body["liveInputs"] = live
@@ -234,6 +236,85 @@ def item_json(d: Decision) -> dict[str, Any]:
         "protected": d.protected,
         "evictedBy": d.evicted_by,
     }
+
+
+def items_text(decisions: Sequence[Decision]) -> str:
+    """``dumps([item_json(d) for d in decisions])[1:-1]``, the same text, written without the item dicts.
+
+    Each value is encoded as the JS-exact encoder encodes it (the C string encoder, ``repr`` of
+    a finite float); a value of any other type, or a text the encoder would rewrite afterwards,
+    sends the batch through ``dumps`` itself.
+    """
+    try:
+        text = ",".join([_item_text(d) for d in decisions])
+    except _Unusual:
+        return dumps([item_json(d) for d in decisions])[1:-1]
+    if _ENCODED_SENTINEL in text:  # the encoder's number marker spelled by a stored text: let it decide
+        return dumps([item_json(d) for d in decisions])[1:-1]
+    return escape_lone_surrogates(text)
+
+
+class _Unusual(Exception):
+    """A value ``items_text`` does not encode itself."""
+
+
+def _float_text(value: float) -> str:
+    if math.isfinite(value):
+        return float.__repr__(value)
+    raise _Unusual
+
+
+def _unusual(value: Any) -> str:
+    raise _Unusual
+
+
+_ENCODE: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring,
+    int: int.__repr__,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda _value: "null",
+    float: _float_text,
+}
+_ENCODED_SENTINEL = dumps("\u0000")[1:-1]  # every number marker of the encoder starts with this escape
+
+
+def _json_value(value: Any) -> str:
+    return _ENCODE.get(value.__class__, _unusual)(value)
+
+
+def _strings_text(values: Sequence[str]) -> str:
+    return "[" + ",".join([_json_value(v) for v in values]) + "]"
+
+
+def _terms_text(d: Decision) -> str:
+    if not d.matched_terms:
+        return "[]"
+    v = _json_value
+    return (
+        "["
+        + ",".join(
+            [
+                f'{{"term":{v(m.term)},"count":{v(m.count)},"contribution":{v(m.contribution)},"weight":{v(m.weight)}}}'
+                for m in d.matched_terms
+            ]
+        )
+        + "]"
+    )
+
+
+def _item_text(d: Decision) -> str:
+    """One item of ``items_text``: the fields of ``item_json`` in its order."""
+    v = _json_value
+    segment = d.segment
+    return (
+        f'{{"ordinal":{v(d.ordinal)},"kind":{v(d.kind)},"sourceRole":{v(d.source_role)},"role":{v(d.role)},'
+        f'"messageId":{v(d.message_id)},"seq":{v(d.seq)},"summaryId":{v(d.summary_id)},'
+        f'"summaryKind":{v(d.summary_kind)},"tokens":{v(d.tokens)},'
+        f'"segment":{v(_SEGMENT_JSON.get(segment, segment))},"selected":{v(d.selected)},"score":{v(d.score)},'
+        f'"outcome":{v(d.outcome)},"reason":{v(d.reason)},"matchedTerms":{_terms_text(d)},'
+        f'"pairWith":{_strings_text(d.pair_with)},"toolCallIds":{_strings_text(d.tool_call_ids)},'
+        f'"outputIndex":{v(d.output_index)},"protected":{v(d.protected)},"evictedBy":{v(d.evicted_by)}}}'
+    )
 
 
 def _item_json(full: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ Pure: no Textual, no printing (``text_chart`` returns a string).
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
@@ -61,6 +62,7 @@ class SweepResult:
     exact_runs: int
     elapsed: float = 0.0
     notes: list[str] = field(default_factory=list)
+    top_trace: Trace | None = field(default=None, repr=False, compare=False)  # the largest budget's run, if kept
 
     def sent_from_text(self, key: str) -> str:
         """``sent from`` as shown everywhere: ``never``, ``5,490`` or the range ``7,205–7,650``."""
@@ -122,7 +124,12 @@ def spaced(low: int, high: int, points: int) -> list[int]:
 
 
 def sweep(
-    assembler: SessionAssembler, params: Params, budgets: list[int], *, runs: int | None = DEFAULT_RUNS
+    assembler: SessionAssembler,
+    params: Params,
+    budgets: list[int],
+    *,
+    runs: int | None = DEFAULT_RUNS,
+    workers: int = 1,
 ) -> SweepResult:
     """Tokens kept at every budget of ``budgets``; exact full runs at ``runs`` of them (None: all).
 
@@ -130,6 +137,11 @@ def sweep(
     every budget: the pass is replayed from one ordering, no clean-up needed.
     ``final_tokens`` and ``kept_items`` come from the exact runs (None elsewhere),
     and so do ``sent_from`` and ``sent_after``.
+
+    ``workers`` > 1 shares the exact runs among forked processes (each inherits the
+    assembler's caches; the numbers are the same). Only for a process without other
+    threads (the CLI): a forked child gets no copy of them. ``top_trace`` (the trace of
+    the largest budget) is then None; with one worker it is kept for the caller.
     """
     started = time.perf_counter()
     budgets = sorted({int(b) for b in budgets if int(b) >= 1})
@@ -143,18 +155,29 @@ def sweep(
     sent_from: dict[str, int | None] = {}
     sent_after: dict[str, int | None] = {}
     previous: int | None = None  # the exact run before this one
+    ordered = [budget for budget in budgets if budget in exact]
+    top_trace: Trace | None = None
+    if workers > 1 and len(ordered) > 1 and _can_fork():
+        outcomes = _exact_runs_forked(assembler, params, ordered, workers)
+    else:
+        outcomes = {}
+        for budget in ordered:
+            trace = assembler.run(replace(params, token_budget=budget))
+            outcomes[budget] = _ExactRun.of(trace)
+            if budget == budgets[-1]:
+                top_trace = trace
     for budget in budgets:
         if budget not in exact:
             final_tokens.append(None)
             kept_items.append(None)
             continue
-        trace = assembler.run(replace(params, token_budget=budget))
-        if trace.summary.assembler_tokens != plan.kept_tokens(budget):
+        run = outcomes[budget]
+        if run.assembler_tokens != plan.kept_tokens(budget):
             raise RuntimeError(f"sweep replay disagrees with the assembler at budget {budget}")  # a bug, loudly
-        final_tokens.append(trace.summary.final_tokens)
+        final_tokens.append(run.final_tokens)
         count = 0
-        for key, outcome in zip(column(trace.decisions, "key"), column(trace.decisions, "outcome"), strict=True):
-            if outcome in KEPT_OUTCOMES:
+        for key, kept in zip(run.keys, run.kept, strict=True):
+            if kept:
                 count += 1
                 if sent_from.get(key) is None:  # sent from here on, unless a larger run drops it again
                     sent_from[key] = budget
@@ -187,7 +210,60 @@ def sweep(
         exact_runs=len(exact),
         elapsed=time.perf_counter() - started,
         notes=notes,
+        top_trace=top_trace,
     )
+
+
+@dataclass(slots=True)
+class _ExactRun:
+    """What the sweep reads of one exact run: small enough to send back from a forked worker."""
+
+    assembler_tokens: int
+    final_tokens: int
+    keys: list[str]
+    kept: bytes  # 1 where the decision's outcome is a kept one
+
+    @classmethod
+    def of(cls, trace: Trace) -> _ExactRun:
+        kept = bytes(outcome in KEPT_OUTCOMES for outcome in column(trace.decisions, "outcome"))
+        keys = list(column(trace.decisions, "key"))
+        return cls(trace.summary.assembler_tokens, trace.summary.final_tokens, keys, kept)
+
+
+# the forked workers' assembler and params: inherited through fork, never pickled
+_FORKED: tuple[Any, Params] | None = None
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _run_share(budgets: list[int]) -> list[tuple[int, _ExactRun]]:
+    assert _FORKED is not None
+    assembler, params = _FORKED
+    return [(budget, _ExactRun.of(assembler.run(replace(params, token_budget=budget)))) for budget in budgets]
+
+
+def _exact_runs_forked(
+    assembler: SessionAssembler, params: Params, budgets: list[int], workers: int
+) -> dict[int, _ExactRun]:
+    """The exact runs of ``budgets`` in ``workers`` forked processes, dealt round-robin (larger budgets cost more)."""
+    import multiprocessing
+
+    global _FORKED
+    workers = min(workers, len(budgets))
+    shares = [budgets[i::workers] for i in range(workers)]
+    _FORKED = (assembler, params)
+    gc.freeze()  # the workers' collections then skip the inherited heap: no copy of every page it touches
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            results = pool.map(_run_share, shares)
+    finally:
+        gc.unfreeze()
+        _FORKED = None
+    return {budget: run for share in results for budget, run in share}
 
 
 def item_order(key: str) -> tuple[int, float, str]:

@@ -195,3 +195,36 @@ def test_the_item_list_is_in_ordinal_order_and_says_what_each_budget_means(
     assert sweep_command.run(parser.parse_args([str(db), "--items", "5", "--sort", "sent", "--points", "8"])) == 0
     out = capsys.readouterr().out
     assert "more (--items -1 lists all)" in out
+
+
+@pytest.mark.parametrize("params", MODES)
+def test_two_forked_workers_give_every_number_of_one(medium: SessionAssembler, params: Params) -> None:
+    budgets = default_budgets(medium, params, points=11)
+    alone = sweep(medium, params, budgets, runs=7)
+    shared = sweep(medium, params, budgets, runs=7, workers=2)
+    assert shared.top_trace is None  # the top run happened in a worker
+    alone.elapsed = shared.elapsed = 0.0
+    assert shared == alone
+    assert shared.exact_runs == 7 and list(shared.sent_from) == list(alone.sent_from)
+
+
+def test_the_top_trace_is_the_run_at_the_largest_budget(medium: SessionAssembler) -> None:
+    params = MODES[0]
+    budgets = default_budgets(medium, params, points=6)
+    result = sweep(medium, params, budgets, runs=3)
+    assert result.top_trace is not None
+    fresh = medium.run(replace(params, token_budget=budgets[-1]))
+    assert result.top_trace.summary == fresh.summary
+    assert list(result.top_trace.decisions) == list(fresh.decisions)
+
+
+def test_cli_jobs_two_prints_the_same_numbers(demo: SessionAssembler, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    sweep_command.add_arguments(parser)
+    db = str(ensure_demo_db())
+    common = [db, "--prompt", "helm rollback", "--prompt-aware", "--points", "10", "--runs", "5", "--format", "json"]
+    assert sweep_command.run(parser.parse_args(common)) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert sweep_command.run(parser.parse_args([*common, "--jobs", "2"])) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert one == two and one["exactRuns"] == 5
