@@ -84,7 +84,7 @@ ITEM_COLUMNS: tuple[Column, ...] = (
            when=lambda view: view.labels),
     Column("outcome", 21, "<", lambda d, _: outcome_text(d.outcome), tone="strong", shrinks=True),
     # the budget from which the item is sent (the sweep's "sent from"), once a budget sweep (w) covers the trace
-    Column("sent from", 13, ">", _min_budget, when=lambda view: view.min_budgets is not None),
+    Column("sent from", 15, ">", _min_budget, when=lambda view: view.min_budgets is not None),
     Column("reason", 0, "<", _reason),
 )
 
