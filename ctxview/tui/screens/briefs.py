@@ -16,7 +16,7 @@ from textual.binding import BindingType
 
 from ctxview.browse.engine_tables import FocusBrief, brief_sources, list_focus_briefs
 from ctxview.tui.actions import bindings
-from ctxview.tui.screens.list_detail import ListDetailScreen
+from ctxview.tui.screens.list_detail import ListDetailScreen, detail_field
 from ctxview.tui.view import clean_block, clean_inline
 from ctxview.tui.widgets.rows_list import Cell, ListColumn
 
@@ -41,10 +41,8 @@ def brief_cells(brief: FocusBrief) -> list[Cell]:
 
 
 def _field(label: str, value: str, style: str = "") -> Text:
-    line = Text()
-    line.append(f"{label:<14}", style="bold")
-    line.append(clean_inline(value, 2000), style=style)
-    return line
+    """A detail line, labels as wide as the longest of this pane's."""
+    return detail_field(label, value, style, width=14)
 
 
 class BriefsScreen(ListDetailScreen[FocusBrief]):

@@ -17,7 +17,7 @@ from textual.binding import BindingType
 
 from ctxview.browse.engine_tables import LargeFile, file_references, human_bytes, list_large_files
 from ctxview.tui.actions import bindings
-from ctxview.tui.screens.list_detail import ListDetailScreen
+from ctxview.tui.screens.list_detail import ListDetailScreen, detail_field
 from ctxview.tui.view import clean_block, clean_inline
 from ctxview.tui.widgets.rows_list import Cell, ListColumn
 
@@ -34,13 +34,6 @@ def file_cells(row: LargeFile) -> list[Cell]:
         (str(row.references), "" if row.references else "warning"),
         (row.created_at or "", "muted"),
     ]
-
-
-def _field(label: str, value: str, style: str = "") -> Text:
-    line = Text()
-    line.append(f"{label:<12}", style="bold")
-    line.append(clean_inline(value, 2000), style=style)
-    return line
 
 
 class LargeFilesScreen(ListDetailScreen[LargeFile]):
@@ -70,14 +63,14 @@ class LargeFilesScreen(ListDetailScreen[LargeFile]):
 
     def detail(self, row: LargeFile, connection: sqlite3.Connection) -> RenderableType:
         parts: list[Text] = [Text(clean_inline(row.file_id, 200), style="bold")]
-        parts.append(_field("name", row.file_name or "—"))
-        parts.append(_field("type", row.mime_type or "—"))
+        parts.append(detail_field("name", row.file_name or "—"))
+        parts.append(detail_field("type", row.mime_type or "—"))
         size = human_bytes(row.byte_size)
         if row.byte_size is not None and row.byte_size >= 1024:
             size += f" ({row.byte_size:,} bytes)"
-        parts.append(_field("size", size + (f", {row.line_count:,} lines" if row.line_count is not None else "")))
-        parts.append(_field("stored at", row.storage_uri or "—"))
-        parts.append(_field("created", row.created_at or "—"))
+        parts.append(detail_field("size", size + (f", {row.line_count:,} lines" if row.line_count is not None else "")))
+        parts.append(detail_field("stored at", row.storage_uri or "—"))
+        parts.append(detail_field("created", row.created_at or "—"))
         refs = file_references(connection, self.conversation_id, row.file_id)
         parts.append(Text("\nreferred to by", style="bold"))
         if not refs:

@@ -20,9 +20,18 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from ctxview.tui.view import clean_inline
 from ctxview.tui.widgets.rows_list import Cell, ListColumn, RowsList
 
 Row = TypeVar("Row")
+
+
+def detail_field(label: str, value: str, style: str = "", *, width: int = 12) -> Text:
+    """One ``label  value`` line of a list view's detail pane, the value as one clean line."""
+    line = Text()
+    line.append(f"{label:<{width}}", style="bold")
+    line.append(clean_inline(value, 2000), style=style)
+    return line
 
 
 class ListDetailScreen(Screen[None], Generic[Row]):
