@@ -8,6 +8,7 @@ every label, colour and explanation in the UI and in exports comes from it.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,80 @@ class PartRow:
     metadata: str | None = None
 
 
+class PartsSource:
+    """Reads the parts of every message of a session once, when the first message's parts are asked for.
+
+    The store hands one to a session whose message renders came from the render cache: the
+    parts (the largest table) are then only read if something needs them after all (a message the
+    cache lacks, the drain replay's summary text, the ROI scorer, the detail pane).
+    """
+
+    def __init__(self, read: Callable[[], Mapping[Any, tuple[PartRow, ...]]]) -> None:
+        self._read: Callable[[], Mapping[Any, tuple[PartRow, ...]]] | None = read
+        self._parts: Mapping[Any, tuple[PartRow, ...]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._parts is not None
+
+    def parts_of(self, message_id: Any) -> tuple[PartRow, ...]:
+        if self._parts is None:
+            with self._lock:
+                if self._parts is None:
+                    assert self._read is not None
+                    self._parts = self._read()
+                    self._read = None
+        return self._parts.get(message_id, ())
+
+
+class DeferredParts(Sequence["PartRow"]):
+    """A message's parts, read from the database on first use (see ``PartsSource``)."""
+
+    __slots__ = ("_message_id", "_source")
+
+    def __init__(self, source: PartsSource, message_id: Any) -> None:
+        self._source = source
+        self._message_id = message_id
+
+    @property
+    def loaded(self) -> bool:
+        """True once the session's parts have been read (asking for them then costs nothing)."""
+        return self._source.loaded
+
+    @property
+    def stored_id(self) -> Any:
+        """The message id as the parts table stores it."""
+        return self._message_id
+
+    def _parts(self) -> tuple[PartRow, ...]:
+        return self._source.parts_of(self._message_id)
+
+    @overload
+    def __getitem__(self, index: int) -> PartRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[PartRow, ...]: ...
+    def __getitem__(self, index: int | slice) -> PartRow | tuple[PartRow, ...]:
+        return self._parts()[index]
+
+    def __len__(self) -> int:
+        return len(self._parts())
+
+    def __iter__(self) -> Iterator[PartRow]:
+        return iter(self._parts())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeferredParts):
+            other = other._parts()
+        return isinstance(other, tuple) and self._parts() == other
+
+    def __hash__(self) -> int:
+        return hash(self._parts())
+
+    def __repr__(self) -> str:
+        return f"DeferredParts(message {self._message_id!r})"
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class MessageRow:
     message_id: int
@@ -46,7 +121,7 @@ class MessageRow:
     created_at: str | None = None
     large_content: str | None = None
     sender_metadata: str | None = None  # raw openclaw_sender_metadata JSON text
-    parts: tuple[PartRow, ...] = ()
+    parts: Sequence[PartRow] = ()  # a tuple, or DeferredParts when the render cache made reading them unneeded
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +224,9 @@ class Session:
     # the database file's state when it was read (render_cache.database_identity), when it held still
     # and was read as a snapshot; None: message renders are not cached for this session
     cache_identity: tuple[Any, ...] | None = None
+    # message renders the store found in the render cache for this state (message id → fields), for the
+    # first resolution to use; with them the parts were not read (MessageRow.parts are DeferredParts)
+    cached_renders: tuple[bool, dict[int, Any]] | None = None
 
 
 # --- parameters ----------------------------------------------------------------------

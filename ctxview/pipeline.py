@@ -118,6 +118,10 @@ class SessionAssembler:
         session = self.session
         if session.cache_identity is None or len(session.messages) < render_cache.min_messages():
             return None
+        found = session.cached_renders
+        if found is not None and found[0] == sender_metadata:
+            session.cached_renders = None  # read by the store with the session: used once, then let go
+            return Renders(cached=found[1])
         cached = render_cache.load(session.cache_identity, session.conversation.conversation_id, sender_metadata)
         return Renders(cached=cached or {})
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ctxview import render_cache
 from ctxview.dbvalues import engine_number, total, whole_number
 from ctxview.dbvalues import text as read_text
 from ctxview.errors import ConversationNotFound, DatabaseError
@@ -29,16 +31,18 @@ from ctxview.model import (
     ContextItemRow,
     ConversationInfo,
     ConversationRef,
+    DeferredParts,
     FocusBriefRow,
     LargeFileRow,
     MessageRow,
     Params,
     PartRow,
+    PartsSource,
     Session,
     SummaryRow,
     count_text,
 )
-from ctxview.render_cache import database_identity
+from ctxview.render_cache import Identity, database_identity
 from ctxview.sqlite_readonly import (  # noqa: F401 - IMMUTABLE_WARNING is part of this module's API
     IMMUTABLE_WARNING,
     check_database_file,
@@ -84,6 +88,18 @@ _text = read_text
 
 
 LoadProgress = Callable[[int, int], None]  # (context items read, their total)
+
+
+def _reread_parts(path: Path, cid: int, identity: Identity | None) -> dict[Any, tuple[PartRow, ...]]:
+    """The parts a session loaded without them (render cache) turns out to need, from the same database state."""
+    changed = f"{path}: the database changed since it was read; reload it (r) to see it"
+    if database_identity(path) != identity:
+        raise DatabaseError(changed)
+    with LcmStore(path) as store:
+        parts = store._read_parts(cid)
+    if database_identity(path) != identity:
+        raise DatabaseError(changed)
+    return parts
 
 
 class _Progress:
@@ -406,7 +422,20 @@ class LcmStore:
         try:
             cid = self._pick_conversation(conversation_id)
             with gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
-                session = self._load(cid, progress)
+                session = self._load(cid, progress, identity)
+                # checked while the read transaction still holds the rows: a rollback-mode writer cannot
+                # commit meanwhile, so the same identity now means the rows are of that state
+                if identity is not None and database_identity(self.path) == identity:
+                    session.cache_identity = identity
+                elif session.cached_renders is not None:
+                    # changed before this read began: the renders are of an older state; read the parts
+                    # now, in the same read transaction as the rest
+                    session.cached_renders = None
+                    parts = self._read_parts(cid)
+                    for message in session.messages.values():
+                        deferred = message.parts
+                        key = deferred.stored_id if isinstance(deferred, DeferredParts) else message.message_id
+                        message.parts = parts.get(key, ())
             session.data_version = self.data_version()
         finally:
             if in_tx:
@@ -414,12 +443,10 @@ class LcmStore:
                     conn.execute("COMMIT")
                 except sqlite3.Error:
                     pass
-        if identity is not None and database_identity(self.path) == identity:
-            session.cache_identity = identity
         session.warnings[:0] = self.warnings
         return session
 
-    def _load(self, cid: int, progress: LoadProgress | None = None) -> Session:
+    def _load(self, cid: int, progress: LoadProgress | None = None, identity: Identity | None = None) -> Session:
         info = self._conversation_info(cid)
         warnings: list[str] = []
         report = _Progress(progress, info.context_item_count)
@@ -450,7 +477,7 @@ class LcmStore:
                 f"{count_text(len(shared), 'context item')} sharing an ordinal with an earlier one skipped"
                 f" (ordinal {listed}); the engine would assemble them too"
             )
-        messages = self._load_messages(cid, warnings, report)
+        messages, cached_renders = self._load_messages(cid, warnings, report, identity)
         summaries = self._load_summaries(cid, warnings)
         report.done()
         large_files = self._load_large_files(cid)
@@ -478,11 +505,13 @@ class LcmStore:
             warnings=warnings,
             tables=self.tables(),
             conversation_refs=self.conversation_refs(),
+            cached_renders=cached_renders,
         )
 
     _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"
 
-    def _load_messages(self, cid: int, warnings: list[str], report: _Progress | None = None) -> dict[int, MessageRow]:
+    def _read_parts(self, cid: int, report: _Progress | None = None) -> dict[Any, tuple[PartRow, ...]]:
+        """The parts of the conversation's context messages, by the message id as stored."""
         t = "message_parts"
         part_rows = self._query(
             f"SELECT p.message_id, p.part_id, p.part_type, p.ordinal, {self._col(t, 'text_content', 'p')},"
@@ -509,6 +538,15 @@ class LcmStore:
                     _text(meta),
                 )
             )
+        return {mid: tuple(rows) for mid, rows in parts.items()}
+
+    def _load_messages(
+        self, cid: int, warnings: list[str], report: _Progress | None = None, identity: Identity | None = None
+    ) -> tuple[dict[int, MessageRow], tuple[bool, dict[int, Any]] | None]:
+        """The context messages with their parts, or with ``DeferredParts`` when the render cache has them all.
+
+        Returns the messages and the cached renders (engine rule, renders) when they were used.
+        """
         t = "messages"
         rows = self._query(
             f"SELECT m.message_id, m.seq, m.role, m.content, {self._col(t, 'token_count', 'm')},"
@@ -518,6 +556,7 @@ class LcmStore:
             (cid,),
         )
         messages: dict[int, MessageRow] = {}
+        stored_ids: list[tuple[MessageRow, Any]] = []
         unreadable = 0
         for raw_mid, raw_seq, role, content, tokens, created, large, sender in rows:
             mid, seq = _int(raw_mid), _int(raw_seq)
@@ -526,7 +565,7 @@ class LcmStore:
                 continue
             if mid in messages:  # no key on the table: the engine's lookup by id returns the first row
                 continue
-            messages[mid] = MessageRow(
+            row = MessageRow(
                 mid,
                 seq,
                 _text(role) or "",
@@ -535,11 +574,36 @@ class LcmStore:
                 _text(created),
                 _text(large),
                 _text(sender),
-                tuple(parts.get(raw_mid, ())),
             )
+            messages[mid] = row
+            stored_ids.append((row, raw_mid))
         if unreadable:
             warnings.append(f"{count_text(unreadable, 'message')} without a whole-number id or seq skipped")
-        return messages
+        cached = self._cached_renders(cid, messages, identity)
+        if cached is not None:
+            source = PartsSource(partial(_reread_parts, self.path, cid, identity))
+            for row, raw_mid in stored_ids:
+                row.parts = DeferredParts(source, raw_mid)
+            return messages, cached
+        parts = self._read_parts(cid, report)
+        for row, raw_mid in stored_ids:
+            row.parts = parts.get(raw_mid, ())
+        return messages, None
+
+    def _cached_renders(
+        self, cid: int, messages: dict[int, MessageRow], identity: Identity | None
+    ) -> tuple[bool, dict[int, Any]] | None:
+        """(engine rule, renders) from the render cache when it holds a render of every message."""
+        if identity is None or len(messages) < render_cache.min_messages():
+            return None
+        from ctxview.assembly.rules import detect_line
+
+        # the rule of the line the tables name (a run that chooses the other line reads the parts then)
+        rule = detect_line(self.tables()).rules.sender_metadata and any(m.sender_metadata for m in messages.values())
+        renders = render_cache.load(identity, cid, rule)
+        if renders is None or any(mid not in renders for mid in messages):
+            return None
+        return rule, renders
 
     def _load_summaries(self, cid: int, warnings: list[str]) -> dict[str, SummaryRow]:
         t = "summaries"

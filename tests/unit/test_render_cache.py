@@ -19,8 +19,10 @@ import pytest
 
 from ctxview import render_cache
 from ctxview.assembly.resolve import ResolvedItem
+from ctxview.errors import DatabaseError
 from ctxview.jserrors import JSError
 from ctxview.jsjson import js_stringify
+from ctxview.model import DeferredParts
 from ctxview.pipeline import SessionAssembler, save_pending_renders
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
@@ -204,3 +206,37 @@ def test_a_message_marshal_cannot_hold_is_rendered_each_time(cache: Path, tmp_pa
     assert stored is not None and 0 < len(stored) < len(session.messages)
     warm, _ = _resolve(db)
     assert warm == cold
+
+
+def _parts_by_message(session: Any) -> dict[int, tuple[Any, ...]]:
+    return {mid: tuple(message.parts) for mid, message in session.messages.items()}
+
+
+def test_a_warm_open_reads_the_parts_only_when_asked_and_gets_the_same(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, cold_session = _resolve(db)
+    save_pending_renders()
+    with LcmStore(db) as store:
+        warm_session = store.load_session()
+    deferred = [m.parts for m in warm_session.messages.values()]
+    assert all(isinstance(parts, DeferredParts) and not parts.loaded for parts in deferred)
+    assert [_facts(i) for i in SessionAssembler(warm_session).resolved("UTC")] == cold
+    assert not deferred[0].loaded  # resolving from the cache needed no part
+    assert _parts_by_message(warm_session) == _parts_by_message(cold_session)
+    assert deferred[0].loaded
+
+
+def test_parts_asked_for_after_the_database_changed_are_refused(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    _resolve(db)
+    save_pending_renders()
+    with LcmStore(db) as store:
+        warm_session = store.load_session()
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE message_parts SET text_content = 'changed' WHERE rowid = 1")
+    connection.close()
+    message = next(iter(warm_session.messages.values()))
+    with pytest.raises(DatabaseError, match="changed since it was read; reload it"):
+        len(message.parts)

@@ -22,7 +22,7 @@ from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
-from ctxview.model import Decision, Session, Trace, count_text, describe_key
+from ctxview.model import Decision, DeferredParts, Session, Trace, count_text, describe_key
 from ctxview.tui.actions import app_key, bindings
 from ctxview.tui.scoring_view import highlights, label_marker, run_label, term_rows, term_total, total_matches
 from ctxview.tui.state import MinBudgets, Selection
@@ -219,7 +219,8 @@ def _provenance(session: Session, decision: Decision) -> list[RenderableType]:
             where += f" · seq {row.seq} · stored role {row.role}"
             if row.created_at:
                 where += f" · {row.created_at}"
-            where += f" · {len(row.parts)} part{'s' if len(row.parts) != 1 else ''}"
+            if not isinstance(row.parts, DeferredParts) or row.parts.loaded:  # never read just for a count
+                where += f" · {len(row.parts)} part{'s' if len(row.parts) != 1 else ''}"
         parts.append(_field("source", where))
     if decision.summary_id is not None:
         summary = session.summaries.get(decision.summary_id)
