@@ -292,18 +292,21 @@ def sweep_session(
     report = _Progress(progress, expected)
     report.check()
     found_low, found_high = budget_range(assembler, params)
-    report.done_one()
-    low = found_low if low is None else low
-    high = found_high if high is None else high
-    if low < 1 or high < low:
-        raise ValueError(f"budget range {low:,}…{high:,} is empty")
-    offset = report.done
+    try:  # the range's top run waits for the sweep; whatever happens, it is not kept past it
+        report.done_one()
+        low = found_low if low is None else low
+        high = found_high if high is None else high
+        if low < 1 or high < low:
+            raise ValueError(f"budget range {low:,}…{high:,} is empty")
+        offset = report.done
 
-    def counted(done: int, total: int) -> bool:
-        return report.reach(offset + done, offset + total)
+        def counted(done: int, total: int) -> bool:
+            return report.reach(offset + done, offset + total)
 
-    return sweep(assembler, params, spaced(low, high, points), runs=runs, workers=workers,
-                 progress=counted if progress is not None else None)
+        return sweep(assembler, params, spaced(low, high, points), runs=runs, workers=workers,
+                     progress=counted if progress is not None else None)
+    finally:
+        _remember(None)
 
 
 class _Progress:

@@ -324,3 +324,15 @@ def test_shares_of_about_equal_budget_sums() -> None:
     assert _shares([10, 50, 20, 40, 30], 2) == [[50, 20, 10], [40, 30]]
     assert _shares([7], 2) == [[7], []]
     assert _shares([3, 2, 1], 1) == [[3, 2, 1]]
+
+
+def test_a_cancelled_sweep_keeps_no_remembered_run(medium: SessionAssembler) -> None:
+    from ctxview import sweep as sweep_module
+
+    with pytest.raises(SweepCancelled):
+        sweep_session(medium, MODES[1], points=9, runs=4, workers=1, progress=lambda done, total: done < 1)
+    assert sweep_module._REMEMBERED is None
+    default_budgets(medium, MODES[1], points=9)
+    assert sweep_module._REMEMBERED is not None  # held for the sweep that follows …
+    sweep_session(medium, MODES[1], points=9, runs=2, workers=1, high=30_000)
+    assert sweep_module._REMEMBERED is None  # … and dropped by a sweep that ends elsewhere
