@@ -356,7 +356,7 @@ class _ExactRun:
 
     @classmethod
     def of(cls, trace: Trace) -> _ExactRun:
-        kept = bytes(outcome in KEPT_OUTCOMES for outcome in column(trace.decisions, "outcome"))
+        kept = bytes(map(KEPT_OUTCOMES.__contains__, column(trace.decisions, "outcome")))  # (at C speed)
         keys = list(column(trace.decisions, "key"))
         return cls(trace.summary.assembler_tokens, trace.summary.final_tokens, keys, kept)
 
