@@ -179,8 +179,9 @@ def sweep(
 
     ``workers`` > 1 shares the exact runs among forked processes (each inherits the
     assembler's caches; the numbers are the same); None picks 2 when that is safe and
-    useful: a fork start method, two cores, no other thread in this process (a forked
-    child gets no copy of them), at least two runs left and ``FORK_FROM_ITEMS`` items.  This process runs a share
+    useful: a fork start method, two cores of which one is idle (load average), no other
+    thread in this process (a forked child gets no copy of them), at least two runs left
+    and ``FORK_FROM_ITEMS`` items.  This process runs a share
     too, the one with the largest budget, so ``top_trace`` (the trace of the largest
     budget, None when it is not an exact run) is always kept.
 
@@ -340,7 +341,10 @@ def _worker_count(workers: int | None, runs: int, items: int) -> int:
         return workers if runs > 1 and _can_fork() else 1
     import os
 
-    if runs < 2 or items < FORK_FROM_ITEMS or threading.active_count() > 1 or (os.cpu_count() or 1) < 2:
+    cores = os.cpu_count() or 1
+    if runs < 2 or items < FORK_FROM_ITEMS or threading.active_count() > 1 or cores < 2:
+        return 1
+    if os.getloadavg()[0] > cores - 0.5:  # no idle core (this process counts one): a fork would only wait
         return 1
     return 2 if _can_fork() else 1
 

@@ -336,3 +336,25 @@ def test_a_cancelled_sweep_keeps_no_remembered_run(medium: SessionAssembler) -> 
     assert sweep_module._REMEMBERED is not None  # held for the sweep that follows …
     sweep_session(medium, MODES[1], points=9, runs=2, workers=1, high=30_000)
     assert sweep_module._REMEMBERED is None  # … and dropped by a sweep that ends elsewhere
+
+
+def test_automatic_workers_fork_only_where_a_core_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import threading
+
+    from ctxview import sweep as sweep_module
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(sweep_module, "_can_fork", lambda: True)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    count = sweep_module._worker_count
+    assert count(None, 5, 100_000) == 2
+    assert count(None, 1, 100_000) == 1  # one run: nothing to share
+    assert count(None, 5, sweep_module.FORK_FROM_ITEMS - 1) == 1  # runs of milliseconds
+    assert count(3, 5, 10) == 3 and count(3, 1, 10) == 1  # asked for: as asked, when there is anything to share
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert count(None, 5, 100_000) == 1  # the other core is busy
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.setattr(threading, "active_count", lambda: 3)
+    assert count(None, 5, 100_000) == 1  # threads (the TUI): a forked child would not get them
