@@ -26,7 +26,9 @@ Pure: no Textual, no printing (``text_chart`` returns a string).
 from __future__ import annotations
 
 import gc
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
@@ -92,13 +94,41 @@ def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]
     session's serialized size when the serialized clamp still cuts at its item total.
     """
     low, high = _range_of(assembler.run(params))
-    top = assembler.run(replace(params, token_budget=high))
+    top_params = replace(params, token_budget=high)
+    top = assembler.run(top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
         before = clamp.get("serializedTokensBefore")
         if isinstance(before, int) and before > high - max(0, params.reserved_tokens):
-            high = before + max(0, params.reserved_tokens)
+            _remember(None)
+            return low, before + max(0, params.reserved_tokens)
+    _remember((assembler.session, top_params, top))  # the sweep's top exact run, usually: run once, not twice
     return low, high
+
+
+# The last top run of ``budget_range`` (session, params, trace), handed to the sweep that follows it:
+# a run depends on nothing but the session and the params, so the same pair gives the same trace.
+_REMEMBERED: tuple[Any, Params, Trace] | None = None
+_REMEMBERED_LOCK = threading.Lock()
+
+
+def _remember(entry: tuple[Any, Params, Trace] | None) -> None:
+    global _REMEMBERED
+    with _REMEMBERED_LOCK:
+        _REMEMBERED = entry
+
+
+def _recall(assembler: SessionAssembler, params: Params) -> Trace | None:
+    """The remembered run of exactly this session and these params (taken: it is handed out once)."""
+    global _REMEMBERED
+    with _REMEMBERED_LOCK:
+        if _REMEMBERED is None:
+            return None
+        session, remembered, trace = _REMEMBERED
+        if session is not assembler.session or remembered != params:
+            return None
+        _REMEMBERED = None
+        return trace
 
 
 def _range_of(trace: Trace) -> tuple[int, int]:
@@ -123,25 +153,40 @@ def spaced(low: int, high: int, points: int) -> list[int]:
     return sorted({max(1, round(low + i * step)) for i in range(points)} | {low, high})
 
 
+SweepProgress = Callable[[int, int], bool]  # (exact runs done, of how many) → False: stop the sweep
+
+
+class SweepCancelled(Exception):
+    """The caller's progress function asked the sweep to stop (it stops before its next exact run)."""
+
+
 def sweep(
     assembler: SessionAssembler,
     params: Params,
     budgets: list[int],
     *,
     runs: int | None = DEFAULT_RUNS,
-    workers: int = 1,
+    workers: int | None = None,
+    progress: SweepProgress | None = None,
 ) -> SweepResult:
     """Tokens kept at every budget of ``budgets``; exact full runs at ``runs`` of them (None: all).
 
     ``kept_tokens`` (the assembler's estimate, fixed by the budget pass) is exact at
     every budget: the pass is replayed from one ordering, no clean-up needed.
     ``final_tokens`` and ``kept_items`` come from the exact runs (None elsewhere),
-    and so do ``sent_from`` and ``sent_after``.
+    and so do ``sent_from`` and ``sent_after``.  The top exact run is the one
+    ``budget_range`` just made when it was at the same budget (not run twice).
 
     ``workers`` > 1 shares the exact runs among forked processes (each inherits the
-    assembler's caches; the numbers are the same). Only for a process without other
-    threads (the CLI): a forked child gets no copy of them. ``top_trace`` (the trace of
-    the largest budget) is then None; with one worker it is kept for the caller.
+    assembler's caches; the numbers are the same); None picks 2 when that is safe and
+    useful: a fork start method, two cores of which one is idle (load average), no other
+    thread in this process (a forked child gets no copy of them), at least two runs left
+    and ``FORK_FROM_ITEMS`` items.  This process runs a share
+    too, the one with the largest budget, so ``top_trace`` (the trace of the largest
+    budget, None when it is not an exact run) is always kept.
+
+    ``progress(done, total)`` is called before and after each exact run this call makes;
+    when it returns False the sweep raises ``SweepCancelled`` (before its next run).
     """
     started = time.perf_counter()
     budgets = sorted({int(b) for b in budgets if int(b) >= 1})
@@ -150,22 +195,35 @@ def sweep(
     plan = _Plan.of(assembler, params)
     kept_tokens = [plan.kept_tokens(budget) for budget in budgets]
     exact = set(budgets if runs is None else spaced_subset(budgets, runs))
+    ordered = [budget for budget in budgets if budget in exact]
+    outcomes: dict[int, _ExactRun] = {}
+    top_trace = _recall(assembler, replace(params, token_budget=budgets[-1])) if budgets[-1] in exact else None
+    if top_trace is not None:
+        outcomes[budgets[-1]] = _ExactRun.of(top_trace)
+    pending = [budget for budget in ordered if budget not in outcomes]
+    report = _Progress(progress, len(pending))
+    report.check()
+    tops: list[Trace] = [top_trace] if top_trace is not None else []
+
+    def keep(budget: int, trace: Trace) -> None:
+        if budget == budgets[-1]:
+            tops.append(trace)
+
+    processes = _worker_count(workers, len(pending), len(assembler.session.items))
+    if processes > 1:
+        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep))
+    else:
+        for budget in pending:
+            trace = assembler.run(replace(params, token_budget=budget))
+            outcomes[budget] = _ExactRun.of(trace)
+            keep(budget, trace)
+            report.done_one()
+    top_trace = tops[0] if tops else None
     final_tokens: list[int | None] = []
     kept_items: list[int | None] = []
     sent_from: dict[str, int | None] = {}
     sent_after: dict[str, int | None] = {}
     previous: int | None = None  # the exact run before this one
-    ordered = [budget for budget in budgets if budget in exact]
-    top_trace: Trace | None = None
-    if workers > 1 and len(ordered) > 1 and _can_fork():
-        outcomes = _exact_runs_forked(assembler, params, ordered, workers)
-    else:
-        outcomes = {}
-        for budget in ordered:
-            trace = assembler.run(replace(params, token_budget=budget))
-            outcomes[budget] = _ExactRun.of(trace)
-            if budget == budgets[-1]:
-                top_trace = trace
     for budget in budgets:
         if budget not in exact:
             final_tokens.append(None)
@@ -214,6 +272,83 @@ def sweep(
     )
 
 
+def sweep_session(
+    assembler: SessionAssembler,
+    params: Params,
+    *,
+    points: int = DEFAULT_POINTS,
+    runs: int | None = DEFAULT_RUNS,
+    low: int | None = None,
+    high: int | None = None,
+    workers: int | None = None,
+    progress: SweepProgress | None = None,
+) -> SweepResult:
+    """``budget_range`` then ``sweep`` over ``points`` budgets, with one progress count for both.
+
+    Finding the range is the first step of the count (its run at the whole session is the
+    sweep's top exact run, and the dearest: every message is cleaned up and serialized there);
+    each remaining exact run is one more.  ``low``/``high`` replace the range's ends.
+    """
+    expected = 1 + max(0, (points if runs is None else min(runs, points)) - 1)  # (sweep corrects it)
+    report = _Progress(progress, expected)
+    report.check()
+    found_low, found_high = budget_range(assembler, params)
+    try:  # the range's top run waits for the sweep; whatever happens, it is not kept past it
+        report.done_one()
+        low = found_low if low is None else low
+        high = found_high if high is None else high
+        if low < 1 or high < low:
+            raise ValueError(f"budget range {low:,}…{high:,} is empty")
+        offset = report.done
+
+        def counted(done: int, total: int) -> bool:
+            return report.reach(offset + done, offset + total)
+
+        return sweep(assembler, params, spaced(low, high, points), runs=runs, workers=workers,
+                     progress=counted if progress is not None else None)
+    finally:
+        _remember(None)
+
+
+class _Progress:
+    """Exact runs done of how many, told to the caller's progress function (which may stop the sweep)."""
+
+    def __init__(self, progress: SweepProgress | None, total: int) -> None:
+        self.progress = progress
+        self.total = max(1, total)
+        self.done = 0
+
+    def reach(self, done: int, total: int) -> bool:
+        self.done, self.total = done, max(1, total)
+        return self.progress is None or self.progress(done, self.total)
+
+    def check(self) -> None:
+        if not self.reach(self.done, self.total):
+            raise SweepCancelled
+
+    def done_one(self) -> None:
+        self.done += 1
+        self.check()
+
+
+# below this many items an exact run takes milliseconds: starting a process costs more than it saves
+FORK_FROM_ITEMS = 4000
+
+
+def _worker_count(workers: int | None, runs: int, items: int) -> int:
+    """Processes for ``runs`` exact runs: ``workers``, or for None 2 where forking is safe and helps."""
+    if workers is not None:
+        return workers if runs > 1 and _can_fork() else 1
+    import os
+
+    cores = os.cpu_count() or 1
+    if runs < 2 or items < FORK_FROM_ITEMS or threading.active_count() > 1 or cores < 2:
+        return 1
+    if os.getloadavg()[0] > cores - 0.5:  # no idle core (this process counts one): a fork would only wait
+        return 1
+    return 2 if _can_fork() else 1
+
+
 @dataclass(slots=True)
 class _ExactRun:
     """What the sweep reads of one exact run: small enough to send back from a forked worker."""
@@ -225,7 +360,7 @@ class _ExactRun:
 
     @classmethod
     def of(cls, trace: Trace) -> _ExactRun:
-        kept = bytes(outcome in KEPT_OUTCOMES for outcome in column(trace.decisions, "outcome"))
+        kept = bytes(map(KEPT_OUTCOMES.__contains__, column(trace.decisions, "outcome")))  # (at C speed)
         keys = list(column(trace.decisions, "key"))
         return cls(trace.summary.assembler_tokens, trace.summary.final_tokens, keys, kept)
 
@@ -240,30 +375,58 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _run_share(budgets: list[int]) -> list[tuple[int, _ExactRun]]:
+def _run_one(budget: int) -> tuple[int, _ExactRun]:
     assert _FORKED is not None
     assembler, params = _FORKED
-    return [(budget, _ExactRun.of(assembler.run(replace(params, token_budget=budget)))) for budget in budgets]
+    return budget, _ExactRun.of(assembler.run(replace(params, token_budget=budget)))
+
+
+def _shares(budgets: list[int], count: int) -> list[list[int]]:
+    """``budgets`` dealt into ``count`` shares of about equal budget sums (a run costs more the more it keeps),
+    largest first; the first share gets the largest budget."""
+    shares: list[list[int]] = [[] for _ in range(count)]
+    sums = [0] * count
+    for budget in sorted(budgets, reverse=True):
+        lightest = sums.index(min(sums))
+        shares[lightest].append(budget)
+        sums[lightest] += budget
+    return shares
 
 
 def _exact_runs_forked(
-    assembler: SessionAssembler, params: Params, budgets: list[int], workers: int
+    assembler: SessionAssembler,
+    params: Params,
+    budgets: list[int],
+    workers: int,
+    report: _Progress,
+    keep: Callable[[int, Trace], None],
 ) -> dict[int, _ExactRun]:
-    """The exact runs of ``budgets`` in ``workers`` forked processes, dealt round-robin (larger budgets cost more)."""
+    """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
+    equal cost; this process runs the share with the largest budget (``keep`` sees its traces).
+    ``report`` hears of each run as it finishes and may stop them all."""
     import multiprocessing
 
     global _FORKED
     workers = min(workers, len(budgets))
-    shares = [budgets[i::workers] for i in range(workers)]
+    own, *others = _shares(budgets, workers)
     _FORKED = (assembler, params)
     gc.freeze()  # the workers' collections then skip the inherited heap: no copy of every page it touches
+    outcomes: dict[int, _ExactRun] = {}
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            results = pool.map(_run_share, shares)
+        with multiprocessing.get_context("fork").Pool(len(others)) as pool:  # (leaving it ends the workers)
+            forked = pool.imap_unordered(_run_one, [budget for share in others for budget in share])
+            for budget in own:
+                trace = assembler.run(replace(params, token_budget=budget))
+                outcomes[budget] = _ExactRun.of(trace)
+                keep(budget, trace)
+                report.done_one()
+            for budget, run in forked:
+                outcomes[budget] = run
+                report.done_one()
     finally:
         gc.unfreeze()
         _FORKED = None
-    return {budget: run for share in results for budget, run in share}
+    return outcomes
 
 
 def item_order(key: str) -> tuple[int, float, str]:

@@ -294,6 +294,7 @@ class _NormalPath:
     ) -> None:
         self.messages = assembled
         self.keys = list(assembled_keys)
+        self._built_pairs: tuple[list[Any], PairIndex] | None = None
         self.estimate = assembler_estimate
         self.protection_hashes = protection_hashes
         self.live = live
@@ -359,8 +360,16 @@ class _NormalPath:
             sanitize=sanitize_tool_use_result_pairing_keyed,
             normalize=normalize_live_message,
             tokens=self.tokens,
-            pairs=PairIndex.build(messages, self.tokens),
+            pairs=self._pairs(messages),
         )
+
+    def _pairs(self, messages: list[Any]) -> PairIndex:
+        """The pair index of ``messages``; the result step asks again for the list the volatile step read
+        (an index is never modified once built, and the list is not either)."""
+        built = self._built_pairs
+        if built is None or built[0] is not messages:
+            built = self._built_pairs = (messages, PairIndex.build(messages, self.tokens))
+        return built[1]
 
     def _clamp(self, messages: list[Any], per_message: list[int] | None = None) -> ClampResult:
         return clamp_to_serialized_budget(
@@ -439,7 +448,7 @@ class _NormalPath:
         }
         trace = _EngineTrace(
             assembled, assembled_keys, self.live, volatile, clamp, volatile_keys, final_keys, self.budget,
-            self.tokens, PairIndex.build(assembled, self.tokens), self.rules,
+            self.tokens, self._pairs(assembled), self.rules,
         )
         assembled_tokens = self.tokens.tokens_of_all(assembled)
         serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))

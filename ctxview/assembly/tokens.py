@@ -101,8 +101,11 @@ def _replace_opaque(value: Any, key: str, counter: list[int]) -> Any:
 
 def serialized_message_tokens(message: Any) -> int:
     """Estimate of ``JSON.stringify(message, replacer)`` plus 1600 per opaque payload."""
-    if not _has_long_string(message):
-        return estimate_tokens(js_stringify(message))
+    text = js_stringify(message)
+    # a string of 2,048 code points or more spells at least 2,050 characters of JSON: a shorter text has none,
+    # and the replacer (which only touches such strings) cannot change it
+    if len(text) < 2050 or not _has_long_string(message):
+        return estimate_tokens(text)
     counter = [0]
     replaced = _replace_opaque(message, "", counter)
     return estimate_tokens(js_stringify(replaced)) + OPAQUE_SURCHARGE * counter[0]

@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sort", choices=("ordinal", "sent", "selected"), default="ordinal",
                         help="order of the item list: by ordinal (default), or the items that need the most "
                         "budget first, by 'sent from' or 'selected from'")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="processes for the exact runs (default 1; 2 uses both cores of a 2-core machine)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="processes for the exact runs (default: 2 where there are two cores, else 1)")
     parser.add_argument("--width", type=int, default=64, help="chart width in columns (default 64)")
     parser.add_argument("--height", type=int, default=12, help="chart height in rows (default 12)")
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if low < 1 or high < low:
         raise InputError(f"budget range {low:,}…{high:,} is empty: --min must be ≥ 1 and ≤ --max")
     budgets = spaced(low, high, args.points)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     result = sweep(assembler, params, budgets, runs=None if args.runs == 0 else args.runs, workers=args.jobs)
     if args.sweep_format == "json":

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Input
 
 from ctxview.cli import main as ctxview_main
+from ctxview.model import Params
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import DEMO_PARAMS, ensure_demo_db
 from ctxview.store import LcmStore
@@ -111,3 +113,56 @@ async def test_a_trace_export_after_a_sweep_equals_the_headless_export(tmp_path:
         await settle(pilot)
         assert isinstance(app.screen, InspectorScreen)
     assert target.read_bytes() == headless.read_bytes()
+
+
+async def test_the_view_shows_progress_and_escape_stops_the_sweep_before_its_next_run() -> None:
+    """The bar counts the range and then each exact run; leaving the view stops the sweep (no more runs)."""
+    import threading
+
+    from ctxview.sweep import SweepProgress, SweepResult, sweep_session
+
+    with LcmStore(ensure_demo_db()) as store:
+        headless = SessionAssembler(store.load_session(1))
+    runs: list[int] = []
+    release = threading.Event()
+    outcome: list[str] = []
+
+    class Counted:
+        session = headless.session
+
+        def run(self, params: Params) -> Any:
+            runs.append(params.token_budget)
+            return headless.run(params)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(headless, name)
+
+    def sweeper(params: Params, progress: SweepProgress) -> SweepResult:
+        def held(done: int, total: int) -> bool:
+            if done == 2:  # the range and one exact run are done: wait here for the test
+                release.wait(10)
+            return progress(done, total)
+
+        try:
+            return sweep_session(Counted(), params, progress=held, workers=1)  # type: ignore[arg-type]
+        except Exception as exc:
+            outcome.append(type(exc).__name__)
+            raise
+
+    app = CtxviewApp(ensure_demo_db(), conversation_id=1, params=PARAMS)
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot)
+        inspector = app.screen
+        app.push_screen(SweepScreen(PARAMS, sweeper))
+        await wait_for(pilot, lambda: len(runs) == 3)  # the range's two runs, then one exact run
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        notes = str(screen.query_one("#sweep-notes").render())
+        # the range, then the sweep's own count (its top run is past the range's: 6 more), held before the 2nd
+        assert notes == "sweeping… 1 of 7 exact runs (escape cancels)"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is inspector)
+        release.set()
+        await wait_for(pilot, lambda: outcome == ["SweepCancelled"])
+        assert len(runs) == 3 and isinstance(inspector, InspectorScreen) and inspector.min_budgets is None

@@ -408,3 +408,33 @@ def test_eviction_names_the_forcing_input_and_pairs() -> None:
     protected = call(assembled, [first], 100000, protected=[2])
     assert protected.protected_pairs == [("o:1", "o:2", "fresh tail")]
     assert protected.item_updates["o:1"]["protected"] == "tool partner of item 2"
+
+
+def test_one_pair_index_per_run_for_the_volatile_and_result_steps(monkeypatch: Any) -> None:
+    """The result step reads the pair index the volatile step built for the same list (built once, not twice)."""
+    from dataclasses import replace as with_budget
+
+    from ctxview.pipeline import SessionAssembler
+    from ctxview.samples import DEMO_PARAMS, ensure_demo_db
+    from ctxview.store import LcmStore
+
+    with LcmStore(ensure_demo_db()) as store:
+        assembler = SessionAssembler(store.load_session(1))
+    before = assembler.run(DEMO_PARAMS)
+    built: list[int] = []
+    original = engine_module.PairIndex.build
+
+    def counting(messages: Any, memo: Any = None) -> Any:
+        built.append(len(messages))
+        return original(messages, memo)
+
+    monkeypatch.setattr(engine_module.PairIndex, "build", counting)
+    for budget in (DEMO_PARAMS.token_budget, 900, 40_000):
+        built.clear()
+        trace = assembler.run(with_budget(DEMO_PARAMS, token_budget=budget))
+        assert len(built) == 1, budget
+        assert trace.summary.engine_outcome == "assembled"
+    monkeypatch.undo()
+    again = assembler.run(DEMO_PARAMS)
+    assert again.summary == before.summary and again.messages == before.messages
+    assert list(again.decisions) == list(before.decisions)

@@ -8,6 +8,7 @@ import json
 import random
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,18 @@ from ctxview.model import KEPT_OUTCOMES, Params, index_of
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample, ensure_demo_db
 from ctxview.store import LcmStore
-from ctxview.sweep import _Plan, default_budgets, item_order, sent_range_text, spaced, sweep, text_chart
+from ctxview.sweep import (
+    SweepCancelled,
+    _Plan,
+    _shares,
+    default_budgets,
+    item_order,
+    sent_range_text,
+    spaced,
+    sweep,
+    sweep_session,
+    text_chart,
+)
 
 
 @pytest.fixture(scope="module")
@@ -200,9 +212,10 @@ def test_the_item_list_is_in_ordinal_order_and_says_what_each_budget_means(
 @pytest.mark.parametrize("params", MODES)
 def test_two_forked_workers_give_every_number_of_one(medium: SessionAssembler, params: Params) -> None:
     budgets = default_budgets(medium, params, points=11)
-    alone = sweep(medium, params, budgets, runs=7)
+    alone = sweep(medium, params, budgets, runs=7, workers=1)
     shared = sweep(medium, params, budgets, runs=7, workers=2)
-    assert shared.top_trace is None  # the top run happened in a worker
+    assert shared.top_trace is not None and alone.top_trace is not None  # this process runs the top budget
+    assert shared.top_trace.summary == alone.top_trace.summary
     alone.elapsed = shared.elapsed = 0.0
     assert shared == alone
     assert shared.exact_runs == 7 and list(shared.sent_from) == list(alone.sent_from)
@@ -228,3 +241,120 @@ def test_cli_jobs_two_prints_the_same_numbers(demo: SessionAssembler, capsys: py
     assert sweep_command.run(parser.parse_args([*common, "--jobs", "2"])) == 0
     two = json.loads(capsys.readouterr().out)
     assert one == two and one["exactRuns"] == 5
+
+
+class CountingRuns:
+    """The assembler with its full runs counted (everything else passes through)."""
+
+    def __init__(self, assembler: SessionAssembler) -> None:
+        self.assembler = assembler
+        self.budgets: list[int] = []
+
+    def run(self, params: Params) -> Any:
+        self.budgets.append(params.token_budget)
+        return self.assembler.run(params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.assembler, name)
+
+
+def test_the_range_top_run_is_the_sweep_top_run(medium: SessionAssembler) -> None:
+    params = MODES[1]  # no engine step: the range ends at the item total
+    counting = CountingRuns(medium)
+    budgets = default_budgets(counting, params, points=9)  # type: ignore[arg-type]
+    assert counting.budgets == [params.token_budget, budgets[-1]]
+    reused = sweep(counting, params, budgets, runs=4, workers=1)  # type: ignore[arg-type]
+    ran = [b for b, final in zip(budgets, reused.final_tokens, strict=True) if final is not None]
+    assert counting.budgets[2:] == ran[:-1]  # every exact run but the top, which the range made
+    again = sweep(counting, params, budgets, runs=4, workers=1)  # type: ignore[arg-type]
+    assert counting.budgets[2 + 3 :] == ran  # handed out once: this sweep runs the top itself
+    assert reused.top_trace is not None and again.top_trace is not None
+    assert reused.top_trace.summary == again.top_trace.summary
+    assert list(reused.top_trace.decisions) == list(again.top_trace.decisions)
+    reused.elapsed = again.elapsed = 0.0
+    assert reused == again
+
+
+def test_the_range_top_run_is_not_used_for_other_params_or_budgets(medium: SessionAssembler) -> None:
+    counting = CountingRuns(medium)
+    budgets = default_budgets(counting, MODES[1], points=5)  # type: ignore[arg-type]
+    other = replace(MODES[1], fresh_tail_count=17)
+    sweep(counting, other, budgets, runs=2, workers=1)  # type: ignore[arg-type]
+    assert counting.budgets[2:] == [budgets[0], budgets[-1]]
+    # with the engine step the serialized clamp still cuts at the item total, so the range goes on to the
+    # serialized size: the run at the item total is not a run of the sweep, which makes its own top run
+    counting.budgets.clear()
+    budgets = default_budgets(counting, MODES[2], points=5)  # type: ignore[arg-type]
+    assert counting.budgets[1] < budgets[-1]
+    sweep(counting, MODES[2], budgets, runs=2, workers=1)  # type: ignore[arg-type]
+    assert counting.budgets[2:] == [budgets[0], budgets[-1]]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_counts_the_range_and_each_exact_run(medium: SessionAssembler, workers: int) -> None:
+    calls: list[tuple[int, int]] = []
+    result = sweep_session(medium, MODES[1], points=9, runs=4, workers=workers,
+                           progress=lambda done, total: calls.append((done, total)) is None)
+    # the range (whose top run is the sweep's), then the three other exact runs
+    assert calls == [(0, 4), (1, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+    assert result.exact_runs == 4
+    budgets = default_budgets(medium, MODES[1], points=9)
+    plain = sweep(medium, MODES[1], budgets, runs=4, workers=1)
+    result.elapsed = plain.elapsed = 0.0
+    assert result == plain
+    calls.clear()  # where the range goes past the item total its top run is no run of the sweep: one more
+    sweep_session(medium, MODES[0], points=9, runs=4, workers=workers,
+                  progress=lambda done, total: calls.append((done, total)) is None)
+    assert calls == [(0, 4), (1, 4), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+
+
+def test_progress_returning_false_stops_the_sweep_before_its_next_run(medium: SessionAssembler) -> None:
+    counting = CountingRuns(medium)
+    with pytest.raises(SweepCancelled):
+        sweep_session(counting, MODES[1], points=9, runs=4, workers=1,  # type: ignore[arg-type]
+                      progress=lambda done, total: done < 2)
+    assert len(counting.budgets) == 3  # the range's two runs and one exact run: (2, 4) said stop
+    with pytest.raises(SweepCancelled):
+        sweep(counting, MODES[1], [100, 200], runs=None, workers=1,  # type: ignore[arg-type]
+              progress=lambda done, total: False)
+    assert len(counting.budgets) == 3
+
+
+def test_shares_of_about_equal_budget_sums() -> None:
+    assert _shares([10, 50, 20, 40, 30], 2) == [[50, 20, 10], [40, 30]]
+    assert _shares([7], 2) == [[7], []]
+    assert _shares([3, 2, 1], 1) == [[3, 2, 1]]
+
+
+def test_a_cancelled_sweep_keeps_no_remembered_run(medium: SessionAssembler) -> None:
+    from ctxview import sweep as sweep_module
+
+    with pytest.raises(SweepCancelled):
+        sweep_session(medium, MODES[1], points=9, runs=4, workers=1, progress=lambda done, total: done < 1)
+    assert sweep_module._REMEMBERED is None
+    default_budgets(medium, MODES[1], points=9)
+    assert sweep_module._REMEMBERED is not None  # held for the sweep that follows …
+    sweep_session(medium, MODES[1], points=9, runs=2, workers=1, high=30_000)
+    assert sweep_module._REMEMBERED is None  # … and dropped by a sweep that ends elsewhere
+
+
+def test_automatic_workers_fork_only_where_a_core_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import threading
+
+    from ctxview import sweep as sweep_module
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(sweep_module, "_can_fork", lambda: True)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    count = sweep_module._worker_count
+    assert count(None, 5, 100_000) == 2
+    assert count(None, 1, 100_000) == 1  # one run: nothing to share
+    assert count(None, 5, sweep_module.FORK_FROM_ITEMS - 1) == 1  # runs of milliseconds
+    assert count(3, 5, 10) == 3 and count(3, 1, 10) == 1  # asked for: as asked, when there is anything to share
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert count(None, 5, 100_000) == 1  # the other core is busy
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.setattr(threading, "active_count", lambda: 3)
+    assert count(None, 5, 100_000) == 1  # threads (the TUI): a forked child would not get them

@@ -48,3 +48,28 @@ def test_long_text_is_never_treated_as_opaque() -> None:
     )
     b64_in_text = {"type": "text", "text": "QUJDRA0" * 700}
     assert serialized_message_tokens(b64_in_text) == estimate_tokens('{"type":"text","text":"' + "QUJDRA0" * 700 + '"}')
+
+
+def _replacer_estimate(message: object) -> int:
+    """The §4.3 estimate the long way: replace opaque payloads everywhere, then stringify (no short cut)."""
+    from ctxview.assembly.tokens import OPAQUE_SURCHARGE, _replace_opaque
+    from ctxview.jsjson import js_stringify
+
+    counter = [0]
+    replaced = _replace_opaque(message, "", counter)
+    return estimate_tokens(js_stringify(replaced)) + OPAQUE_SURCHARGE * counter[0]
+
+
+def test_the_short_text_short_cut_agrees_with_the_replacer_at_every_length() -> None:
+    """Messages around the lengths where the short cut and the replacer change their minds."""
+    payload_b64 = "QUJDRA0x" * 600  # 4,800 characters of base64-looking text
+    cases: list[object] = []
+    for n in (2045, 2046, 2047, 2048, 2049, 2050, 4094, 4095, 4096, 4097):
+        for text in ("a" * n, "é" * n, "中" * n, "\n" * n, "😀" * (n // 2), "data:" + "A" * n):
+            cases.append({"role": "user", "content": text})
+            cases.append({"role": "tool", "content": [{"type": "image", "data": text}, {"type": "text", "text": "x"}]})
+            cases.append([text, {"source": text[: n // 2]}])
+    cases.append({"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": payload_b64}}]})
+    cases.append({"role": "user", "content": [{"type": "image", "bytes": payload_b64}], "n": 3, "ok": None})
+    for message in cases:
+        assert serialized_message_tokens(message) == _replacer_estimate(message), str(message)[:60]

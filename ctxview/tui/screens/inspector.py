@@ -497,19 +497,16 @@ class InspectorScreen(Screen[None]):
     def _sweeper(self, assembler: SessionAssembler) -> Sweeper:
         """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock.
 
-        The sweep's exact runs go through a ``CountingAssembler``, which reports each to the view
-        and stops the sweep (``SweepCancelled``) once the view says so.
+        The sweep reports the range and each exact run to the view, and stops (``SweepCancelled``)
+        once the view says so.
         """
-        from ctxview.sweep import DEFAULT_RUNS, default_budgets, sweep
-        from ctxview.tui.screens.sweep import CountingAssembler
+        from ctxview.sweep import sweep_session
 
         lock = self._run_lock
 
         def run(params: Params, progress: SweepProgress) -> SweepResult:
             with lock:
-                budgets = default_budgets(assembler, params)
-                counting = CountingAssembler(assembler, min(DEFAULT_RUNS, len(set(budgets))), progress)
-                return sweep(counting, params, budgets)  # type: ignore[arg-type]
+                return sweep_session(assembler, params, progress=progress)
 
         return run
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -25,39 +25,12 @@ from textual.screen import Screen
 from textual.widgets import Header, ProgressBar, Static
 
 from ctxview.model import Params
-from ctxview.sweep import SweepResult
+from ctxview.sweep import SweepCancelled, SweepProgress, SweepResult
 from ctxview.tui.actions import bindings
 from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.sweep_plot import SweepPlot
 
-SweepProgress = Callable[[int, int], bool]  # (exact runs done, of how many) → False: stop the sweep
 Sweeper = Callable[[Params, SweepProgress], SweepResult]  # runs the sweep of these params (in a thread)
-
-
-class SweepCancelled(Exception):
-    """The user left the sweep view while it ran."""
-
-
-class CountingAssembler:
-    """Stands in for the assembler in a sweep: counts its exact runs for the progress bar, and stops
-    the sweep before the next run once the view asks (``progress`` returns False)."""
-
-    def __init__(self, assembler: Any, total: int, progress: SweepProgress) -> None:
-        self._assembler = assembler
-        self._total = max(1, total)
-        self._done = 0
-        self._progress = progress
-
-    def run(self, params: Params) -> Any:
-        if not self._progress(self._done, self._total):
-            raise SweepCancelled
-        trace = self._assembler.run(params)
-        self._done += 1
-        self._progress(self._done, self._total)
-        return trace
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._assembler, name)
 
 
 def runs_table(result: SweepResult) -> Table:
