@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, pairwise
-from operator import ne
+from itertools import compress, islice, repeat
+from operator import is_, is_not, le, ne
 from typing import Any, Literal
 
 from ctxview.jsjson import to_plain
@@ -121,26 +123,64 @@ class Separator:
     text: str
 
 
-@dataclass(slots=True)
 class TableLayout:
-    """Display lines: a decision index (≥ 0) or ``-(separator index + 1)``."""
+    """Display lines: a decision index (≥ 0) or ``-(separator index + 1)``.
 
-    sort: SortMode
-    lines: list[int]
-    separators: list[Separator]
-    line_of: dict[int, int] = field(default_factory=dict)  # decision index → display line
-    index_of_key: dict[str, int] = field(default_factory=dict)  # decision key → decision index
+    ``line_of`` (decision index → display line) is built when first read: a keystroke's
+    repaint needs one line of it, not a dictionary of 100,000.
+    """
+
+    __slots__ = ("_line_of", "index_of_key", "keys", "lines", "separators", "sort")
+
+    def __init__(
+        self,
+        sort: SortMode,
+        lines: list[int],
+        separators: list[Separator],
+        line_of: dict[int, int] | None = None,
+        index_of_key: dict[str, int] | None = None,
+        keys: list[str] | None = None,
+    ) -> None:
+        self.sort = sort
+        self.lines = lines
+        self.separators = separators
+        self._line_of = line_of
+        self.index_of_key: dict[str, int] = index_of_key if index_of_key is not None else {}  # key → decision index
+        self.keys = keys  # the key column ``index_of_key`` was built from (the next layout may share it)
+
+    @property
+    def line_of(self) -> dict[int, int]:
+        """Decision index → display line."""
+        if self._line_of is None:
+            self._line_of = {index: line for line, index in enumerate(self.lines) if index >= 0}
+        return self._line_of
+
+    def line_of_index(self, index: int) -> int | None:
+        """The display line of one decision (without building ``line_of``: one search at C speed)."""
+        if self._line_of is not None:
+            return self._line_of.get(index)
+        try:
+            return self.lines.index(index) if index >= 0 else None
+        except ValueError:
+            return None
 
     @property
     def row_count(self) -> int:
-        return len(self.line_of)
+        return len(self.lines) - len(self.separators)
 
 
-def _score_key(decision: Decision) -> float:
-    return -1.0 if decision.score is None else decision.score
+def _context_and_live(live_index: list[int | None]) -> tuple[list[int], list[int]]:
+    """Decision indexes of the context items and of the live inputs (appended last: then no scan in Python)."""
+    count = len(live_index)
+    items = live_index.count(None)
+    if live_index[:items].count(None) == items:  # every item first, then every live input
+        return list(range(items)), list(range(items, count))
+    context = list(compress(range(count), map(is_, live_index, repeat(None))))
+    live = list(compress(range(count), map(is_not, live_index, repeat(None))))
+    return context, live
 
 
-def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
+def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = None) -> TableLayout:
     """Order the decisions for display and place the separators (see the help screen).
 
     * ordinal: context items oldest first, then live inputs.  A ``fresh tail``
@@ -152,15 +192,17 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
       priority (score descending, newer first on ties), the ``budget`` line
       before the first evictable item that was not kept, then live inputs.
     * tokens: largest first, no separators.
+
+    ``previous``: the layout of the trace shown before, whose key index is shared when the
+    keys are the same (every edit of one session: a keystroke then builds no dictionary).
     """
-    # whole columns, not Decision objects: a lazy trace builds none of its 100,000 decisions here
+    # whole columns, not Decision objects: a lazy trace builds none of its 100,000 decisions here;
+    # and list operations at C speed, not a Python loop per item: this runs on every keystroke
     decisions = trace.decisions
     summary = trace.summary
     live_index = column(decisions, "live_index")
     ordinal = column(decisions, "ordinal")
-    tokens = column(decisions, "tokens")
-    context = [i for i, li in enumerate(live_index) if li is None]
-    live = [i for i, li in enumerate(live_index) if li is not None]
+    context, live = _context_and_live(live_index)
     lines: list[int] = []
     separators: list[Separator] = []
 
@@ -169,9 +211,14 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
         lines.append(-len(separators))
 
     if sort == "ordinal":
-        keyed = [ordinal[i] or 0 for i in context]
+        contiguous = len(context) == 0 or context[-1] == len(context) - 1
+        keyed = ordinal[: len(context)] if contiguous else [ordinal[i] for i in context]
+        plain = None not in keyed  # (a missing ordinal sorts as 0)
+        if not plain:
+            keyed = [o or 0 for o in keyed]
         # decisions come in ordinal order already: then the (stable) sort would change nothing
-        ordered = context if all(a <= b for a, b in pairwise(keyed)) else sorted(context, key=lambda i: ordinal[i] or 0)
+        in_order = all(map(le, keyed, islice(keyed, 1, None)))
+        ordered = context if in_order else sorted(context, key=lambda i: ordinal[i] or 0)
         boundary = summary.fresh_tail_ordinal
         budget = summary.effective_budget
         budget_at: int | None = None
@@ -189,17 +236,29 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
         # prompt-aware selection keeps and evicts by score: in ordinal order no line would be a cut
         tail_at: int | None = None
         if boundary is not None:
-            for pos, index in enumerate(ordered):
-                o = ordinal[index]
-                if o is not None and o >= boundary:
-                    tail_at = pos
-                    break
-        for pos, index in enumerate(ordered):
-            if pos == budget_at:
-                sep("budget", f"budget {budget:,} — the newest-first walk stopped here: the items above are evicted")
-            if pos == tail_at:
-                sep("fresh-tail", f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)")
-            lines.append(index)
+            if in_order and plain:
+                found = bisect_left(keyed, boundary)
+                tail_at = found if found < len(keyed) else None
+            else:
+                for pos, index in enumerate(ordered):
+                    o = ordinal[index]
+                    if o is not None and o >= boundary:
+                        tail_at = pos
+                        break
+        cuts: list[tuple[int, SeparatorKind, str]] = []
+        if budget_at is not None:
+            cuts.append((budget_at, "budget",
+                         f"budget {budget:,} — the newest-first walk stopped here: the items above are evicted"))
+        if tail_at is not None:
+            cuts.append((tail_at, "fresh-tail",
+                         f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)"))
+        cuts.sort(key=lambda cut: cut[0])  # (stable: at one position the budget line comes first)
+        start = 0
+        for pos, kind, text in cuts:
+            lines.extend(ordered[start:pos])
+            sep(kind, text)
+            start = pos
+        lines.extend(ordered[start:])
     elif sort == "score":
         segment = column(decisions, "segment")
         score = column(decisions, "score")
@@ -232,15 +291,20 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
                 budget_drawn = True
             lines.append(index)
     else:
+        tokens = column(decisions, "tokens")
         ordered = sorted(range(len(tokens)), key=lambda i: (-tokens[i], i))
         lines.extend(ordered)
         live = []
     if live:
         sep("live", f"live inputs — {len(live)} (engine step {'on' if trace.params.engine else 'off'})")
         lines.extend(live)
-    line_of = {index: line for line, index in enumerate(lines) if index >= 0}
-    index_of_key = dict(zip(column(decisions, "key"), range(len(decisions)), strict=True))
-    return TableLayout(sort=sort, lines=lines, separators=separators, line_of=line_of, index_of_key=index_of_key)
+    keys = column(decisions, "key")
+    if previous is not None and previous.keys is not None and (previous.keys is keys or previous.keys == keys):
+        index_of_key = previous.index_of_key  # the same items in the same order
+    else:
+        index_of_key = dict(zip(keys, range(len(decisions)), strict=True))
+    line_of = previous._line_of if previous is not None and previous.lines == lines else None
+    return TableLayout(sort, lines, separators, line_of, index_of_key, keys)
 
 
 # --- what changed --------------------------------------------------------------------------
@@ -502,7 +566,11 @@ def params_change(before: Params, after: Params) -> str:
 # --- where the sent tokens went (the budget bar) ------------------------------------------
 
 
-def sent_parts(trace: Trace) -> dict[str, int]:
+def sent_parts(
+    trace: Trace,
+    tokens_of_all: Callable[[Sequence[Any]], list[int]] | None = None,
+    index_of_key: Mapping[str, int] | None = None,
+) -> dict[str, int]:
     """The tokens sent, per budget-bar segment (fresh tail, kept evictable, live, recall); they sum to
     ``summary.final_tokens``.
 
@@ -511,6 +579,11 @@ def sent_parts(trace: Trace) -> dict[str, int]:
     synthetic tool result to the segment of the message before it), so an item evicted
     to make room for a live input counts nowhere.  Without it, what is sent is the
     assembler's item estimate: the fresh tail plus the kept evictable items.
+
+    ``tokens_of_all``: the same estimate of a whole list (``SessionAssembler.message_tokens``,
+    whose memo the run just filled); without it each message is serialized again.
+    ``index_of_key``: the trace's key → decision index (``TableLayout.index_of_key``), when
+    one is at hand: a dictionary of 100,000 keys takes longer to build than the rest.
     """
     s = trace.summary
     parts = {"tail": 0, "kept": 0, "live": 0, "recall": 0}
@@ -520,19 +593,27 @@ def sent_parts(trace: Trace) -> dict[str, int]:
         if sum(parts.values()) == s.final_tokens:
             return parts
         parts = {"tail": 0, "kept": 0, "live": 0, "recall": 0}
-    from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
+    if tokens_of_all is None:
+        from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
 
-    estimate = serialized_message_tokens_1_0 if s.engine_line == "1.0" else serialized_message_tokens
+        estimate = serialized_message_tokens_1_0 if s.engine_line == "1.0" else serialized_message_tokens
+        tokens = [estimate(message) for message in trace.messages]
+    else:
+        tokens = tokens_of_all(trace.messages)
     decisions = trace.decisions
-    segments = dict(zip(column(decisions, "key"), column(decisions, "segment"), strict=True))
+    segments = column(decisions, "segment")
+    if index_of_key is None:
+        index_of_key = dict(zip(column(decisions, "key"), range(len(segments)), strict=True))
     part = "tail"
-    for message, key in zip(trace.messages, trace.message_keys, strict=False):
+    for count, key in zip(tokens, trace.message_keys, strict=False):
         if key is not None:
             if key.startswith("l:"):
                 part = "live"
-            elif key in segments:
-                part = "kept" if segments[key] == "evictable" else "tail"
             else:
-                part = "recall"
-        parts[part] += estimate(message)
+                index = index_of_key.get(key)
+                if index is None:
+                    part = "recall"
+                else:
+                    part = "kept" if segments[index] == "evictable" else "tail"
+        parts[part] += count
     return parts

@@ -477,9 +477,10 @@ class InspectorScreen(Screen[None]):
                 started = time.perf_counter()
                 trace = assembler.run(params)
                 elapsed = time.perf_counter() - started
-                layout = layout_rows(trace, sort)
+                before = self.assembly.layout if self.assembly is not None else None
+                layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
                 diff = diff_outcomes(previous, trace)
-                sent = sent_parts(trace)
+                sent = sent_parts(trace, assembler.message_tokens(trace.summary.engine_line), layout.index_of_key)
                 cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1

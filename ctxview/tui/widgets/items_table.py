@@ -192,8 +192,7 @@ class ItemsTable(VirtualList):
         if self.reverse:
             lines = [index for index in reversed(lines) if index >= 0]  # a reversed budget line would mean nothing
             separators = []
-        line_of = {index: line for line, index in enumerate(lines) if index >= 0}
-        return TableLayout(layout.sort, lines, separators, line_of, layout.index_of_key)
+        return TableLayout(layout.sort, lines, separators, None, layout.index_of_key, layout.keys)
 
     def watch_min_budgets(self) -> None:
         if self.trace is not None:
@@ -245,7 +244,7 @@ class ItemsTable(VirtualList):
         if self.table_layout is None:
             return None
         index = self.table_layout.index_of_key.get(key)
-        return None if index is None else self.table_layout.line_of.get(index)
+        return None if index is None else self.table_layout.line_of_index(index)
 
     def select_key(self, key: str) -> bool:
         line = self.line_of_key(key)
