@@ -35,6 +35,9 @@ class SessionStatic:
     labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
     tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
     context_ordinals: list[int]
+    # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
+    # same session mostly has the very same list (same items, same order), and can share them
+    evictable_lookups: tuple[list[ResolvedItem], dict[int, int], dict[int, ResolvedItem]] | None = None
 
 
 def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> SessionStatic:
