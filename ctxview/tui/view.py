@@ -130,7 +130,7 @@ class TableLayout:
     repaint needs one line of it, not a dictionary of 100,000.
     """
 
-    __slots__ = ("_line_of", "index_of_key", "keys", "lines", "separators", "sort")
+    __slots__ = ("_cuts", "_line_of", "_order", "index_of_key", "keys", "lines", "separators", "sort")
 
     def __init__(
         self,
@@ -147,6 +147,8 @@ class TableLayout:
         self._line_of = line_of
         self.index_of_key: dict[str, int] = index_of_key if index_of_key is not None else {}  # key → decision index
         self.keys = keys  # the key column ``index_of_key`` was built from (the next layout may share it)
+        self._order: _OrdinalOrder | None = None  # (ordinal sort) the item order, for the next layout
+        self._cuts: list[tuple[int, SeparatorKind]] | None = None  # (ordinal sort) where its separators sit
 
     @property
     def line_of(self) -> dict[int, int]:
@@ -167,6 +169,37 @@ class TableLayout:
     @property
     def row_count(self) -> int:
         return len(self.lines) - len(self.separators)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _OrdinalOrder:
+    """The ordinal sort of one trace's rows before the separators: what the next trace's layout shares
+    when its ordinal and live-index columns are equal (the same items: every edit of a session)."""
+
+    ordinal: list[int | None]
+    live_index: list[int | None]
+    context: list[int]
+    live: list[int]
+    ordered: list[int]
+    keyed: list[int] | None  # the ordinals of ``ordered`` when they are plain and sorted (bisect finds the tail)
+
+    @classmethod
+    def of(cls, ordinal: list[int | None], live_index: list[int | None]) -> _OrdinalOrder:
+        context, live = _context_and_live(live_index)
+        contiguous = len(context) == 0 or context[-1] == len(context) - 1
+        keyed = ordinal[: len(context)] if contiguous else [ordinal[i] for i in context]
+        plain = None not in keyed  # (a missing ordinal sorts as 0)
+        if not plain:
+            keyed = [o or 0 for o in keyed]
+        # decisions come in ordinal order already: then the (stable) sort would change nothing
+        in_order = all(map(le, keyed, islice(keyed, 1, None)))
+        ordered = context if in_order else sorted(context, key=lambda i: ordinal[i] or 0)
+        return cls(ordinal, live_index, context, live, ordered, keyed if in_order and plain else None)  # type: ignore[arg-type]
+
+    def same_items(self, ordinal: list[int | None], live_index: list[int | None]) -> bool:
+        return (self.ordinal is ordinal or self.ordinal == ordinal) and (
+            self.live_index is live_index or self.live_index == live_index
+        )
 
 
 def _context_and_live(live_index: list[int | None]) -> tuple[list[int], list[int]]:
@@ -202,7 +235,17 @@ def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = Non
     summary = trace.summary
     live_index = column(decisions, "live_index")
     ordinal = column(decisions, "ordinal")
-    context, live = _context_and_live(live_index)
+    order: _OrdinalOrder | None = None
+    reused_lines: list[int] | None = None
+    cuts_at: list[tuple[int, SeparatorKind]] | None = None
+    if sort == "ordinal":
+        known = previous._order if previous is not None else None
+        order = known if known is not None and known.same_items(ordinal, live_index) else _OrdinalOrder.of(
+            ordinal, live_index
+        )
+        context, live = order.context, order.live
+    else:
+        context, live = _context_and_live(live_index)
     lines: list[int] = []
     separators: list[Separator] = []
 
@@ -210,15 +253,8 @@ def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = Non
         separators.append(Separator(kind, text))
         lines.append(-len(separators))
 
-    if sort == "ordinal":
-        contiguous = len(context) == 0 or context[-1] == len(context) - 1
-        keyed = ordinal[: len(context)] if contiguous else [ordinal[i] for i in context]
-        plain = None not in keyed  # (a missing ordinal sorts as 0)
-        if not plain:
-            keyed = [o or 0 for o in keyed]
-        # decisions come in ordinal order already: then the (stable) sort would change nothing
-        in_order = all(map(le, keyed, islice(keyed, 1, None)))
-        ordered = context if in_order else sorted(context, key=lambda i: ordinal[i] or 0)
+    if order is not None:
+        ordered, keyed = order.ordered, order.keyed
         boundary = summary.fresh_tail_ordinal
         budget = summary.effective_budget
         budget_at: int | None = None
@@ -236,7 +272,7 @@ def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = Non
         # prompt-aware selection keeps and evicts by score: in ordinal order no line would be a cut
         tail_at: int | None = None
         if boundary is not None:
-            if in_order and plain:
+            if keyed is not None:
                 found = bisect_left(keyed, boundary)
                 tail_at = found if found < len(keyed) else None
             else:
@@ -253,12 +289,18 @@ def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = Non
             cuts.append((tail_at, "fresh-tail",
                          f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)"))
         cuts.sort(key=lambda cut: cut[0])  # (stable: at one position the budget line comes first)
-        start = 0
-        for pos, kind, text in cuts:
-            lines.extend(ordered[start:pos])
-            sep(kind, text)
-            start = pos
-        lines.extend(ordered[start:])
+        cuts_at = [(pos, kind) for pos, kind, _ in cuts]
+        if previous is not None and previous._order is order and previous._cuts == cuts_at and not live:
+            # the same rows and separators in the same places: only the separators' words may differ
+            separators.extend(Separator(kind, text) for _, kind, text in cuts)
+            reused_lines = previous.lines
+        else:
+            start = 0
+            for pos, kind, text in cuts:
+                lines.extend(ordered[start:pos])
+                sep(kind, text)
+                start = pos
+            lines.extend(ordered[start:])
     elif sort == "score":
         segment = column(decisions, "segment")
         score = column(decisions, "score")
@@ -303,8 +345,13 @@ def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = Non
         index_of_key = previous.index_of_key  # the same items in the same order
     else:
         index_of_key = dict(zip(keys, range(len(decisions)), strict=True))
-    line_of = previous._line_of if previous is not None and previous.lines == lines else None
-    return TableLayout(sort, lines, separators, line_of, index_of_key, keys)
+    if reused_lines is not None:
+        lines = reused_lines
+    same_lines = previous is not None and (previous.lines is lines or previous.lines == lines)
+    line_of = previous._line_of if previous is not None and same_lines else None
+    layout = TableLayout(sort, lines, separators, line_of, index_of_key, keys)
+    layout._order, layout._cuts = order, cuts_at
+    return layout
 
 
 # --- what changed --------------------------------------------------------------------------

@@ -234,8 +234,13 @@ def test_layout_of_the_next_trace_shares_the_key_index_and_line_index_of_the_sam
     first = layout_rows(trace(ds, budget=100, tail_ordinal=2), "ordinal")
     assert first.line_of == {0: 0, 1: 1, 2: 3}
     again = [decision(0, 50, "kept"), decision(1, 30, "evicted"), decision(2, 20, "fresh-tail", segment="fresh-tail")]
-    second = layout_rows(trace(again, budget=100, tail_ordinal=2), "ordinal", first)
+    edited = trace(again, budget=100, tail_ordinal=2)
+    edited.summary.tail_tokens = 20
+    second = layout_rows(edited, "ordinal", first)
     assert second.index_of_key is first.index_of_key and second.line_of is first.line_of
+    assert second.lines is first.lines and [s.text for s in second.separators] == [
+        "fresh tail — ordinal ≥ 2, always kept (20 tokens)"
+    ]
     moved = layout_rows(trace(again, budget=100, tail_ordinal=1), "ordinal", first)  # the tail line moved up
     assert moved.index_of_key is first.index_of_key and moved.line_of == {0: 0, 1: 2, 2: 3}
     other = [decision(0, 50, "kept"), decision(5, 30, "evicted")]

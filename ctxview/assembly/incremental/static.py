@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import Any
 
@@ -181,6 +181,12 @@ class PlanIndex:
     position: dict[int, int]  # id(canonical item or focus item) → position
     index_of_key: dict[str, int]
     unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
+    evicted_or_fixed: list[str] = field(default_factory=list)  # ``fixed`` with "evicted" for the items (the
+    # outcome column every run starts from: copying it is C-fast, building it is a loop over every position)
+
+    def __post_init__(self) -> None:
+        if not self.evicted_or_fixed:
+            self.evicted_or_fixed = [f if f is not None else "evicted" for f in self.fixed]
 
 
 def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIndex:
