@@ -143,6 +143,7 @@ class InspectorScreen(Screen[None]):
         self.updates_seen = 0  # reloads triggered by --watch (for tests and scripts)
         self.query_filter: ItemQuery | None = None  # the items filter (f), None: off
         self.facts: ItemFacts | None = None  # the items' text, kind and role, read once per session for the filter
+        self._reading_facts = False  # (read when the filter line first opens: not behind the first keystrokes)
         self._history: list[Params] = []  # earlier parameter sets (ctrl+z), oldest first
         self._future: list[Params] = []  # parameter sets undone (ctrl+y)
         self._restoring = False  # an undo / redo is setting the params: not a new history entry
@@ -543,8 +544,6 @@ class InspectorScreen(Screen[None]):
         self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
         if self.query_filter is not None:
             self._apply_filter()
-        if first:
-            self._read_facts(result.trace)
         self.roi = roi_table(result.trace)
         self.sub_title = self._title_with(result.trace)
         if first:
@@ -912,6 +911,17 @@ class InspectorScreen(Screen[None]):
 
     # --- finding items ----------------------------------------------------------------------------
 
+    def _want_facts(self) -> None:
+        """Start reading the items' facts unless they are read or being read.
+
+        Only a filter reads them, and they cost a pass over every item (seconds at 100,000
+        items, holding the run lock): read on the first opening of the filter line, the
+        edits before it never wait for them.
+        """
+        if self.facts is None and not self._reading_facts and self.trace is not None:
+            self._reading_facts = True
+            self._read_facts(self.trace)
+
     @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
     def _read_facts(self, trace: Trace) -> None:
         """Read every item's text, kind and role once (one thread uses the assembler's runs at a time)."""
@@ -921,10 +931,12 @@ class InspectorScreen(Screen[None]):
 
     def _facts_ready(self, facts: ItemFacts) -> None:
         self.facts = facts
+        self._reading_facts = False
         if self.query_filter is not None and self.query_filter.needs_text:
             self._apply_filter()
 
     def action_filter(self) -> None:
+        self._want_facts()
         line = self.query_one(FindLine)
         line.open("filter", self.query_filter.text if self.query_filter is not None else "")
 
@@ -959,6 +971,7 @@ class InspectorScreen(Screen[None]):
             return
         if query.needs_text and self.facts is None:
             table.border_title = "items · reading item text for the filter…"
+            self._want_facts()
             return
         table.set_presentation(matches=matching(trace, query, self.facts, self.diff.changed))
 
