@@ -373,12 +373,12 @@ async def test_a_slow_run_says_assembling_and_dims_the_table(demo_db):
         screen.assembler.run = slow  # type: ignore[method-assign]
         await pilot.press("plus")
         table = screen.query_one(ItemsTable)
-        await wait_for(pilot, lambda: table.has_class("-stale"))
-        assert not screen.has_class("-stale")  # (a class on the screen would restyle every widget)
+        await wait_for(pilot, lambda: table.stale)
+        assert table.styles.text_opacity == ItemsTable.STALE_OPACITY
         assert str(screen.query_one(ChangesLine).render()).startswith("assembling… ")
         release.set()
         await settle(pilot)
-        assert not table.has_class("-stale")
+        assert not table.stale and table.styles.text_opacity == 1.0
         assert str(screen.query_one(ChangesLine).render()).startswith("after budget")
 
 

@@ -440,8 +440,7 @@ class InspectorScreen(Screen[None]):
     def _show_busy(self, generation: int) -> None:
         """A run is taking long enough to see: say so, and dim the table as stale."""
         if self._applied != generation and generation == self._generation:
-            # on the table, not the screen: a class on the screen re-applies the stylesheet to every widget
-            self.query_one(ItemsTable).add_class("-stale")
+            self.query_one(ItemsTable).set_stale(True)
             self.query_one(ChangesLine).busy = True
 
     @work(exclusive=True, group="assemble", exit_on_error=False)
@@ -533,7 +532,7 @@ class InspectorScreen(Screen[None]):
             self._prepare(self.assembler, result.trace.params)
         result.edit = self._last_edit
         result.first = first
-        self.query_one(ItemsTable).remove_class("-stale")
+        self.query_one(ItemsTable).set_stale(False)
         self.query_one(ChangesLine).busy = False
         self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
