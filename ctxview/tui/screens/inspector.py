@@ -54,6 +54,7 @@ from ctxview.tui.view import (
     item_id,
     layout_rows,
     note_text,
+    outcome_counts,
     params_change,
     partner,
     rules_label,
@@ -473,19 +474,21 @@ class InspectorScreen(Screen[None]):
                 return None  # a newer edit is queued: do not spend a run on this one
             self._in_flight += 1
             try:
-                previous = self.trace  # what the screen shows: the diff is against it
+                on_screen = self.assembly  # (read once: the UI thread may apply another result meanwhile)
+                previous = on_screen.trace if on_screen is not None else None  # the diff is against it
                 started = time.perf_counter()
                 trace = assembler.run(params)
                 elapsed = time.perf_counter() - started
-                before = self.assembly.layout if self.assembly is not None else None
+                before = on_screen.layout if on_screen is not None else None
                 layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
                 diff = diff_outcomes(previous, trace)
+                counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
                 sent = sent_parts(trace, assembler.message_tokens(trace.summary.engine_line), layout.index_of_key)
                 cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
-        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous)
+        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous, counts=counts)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
@@ -537,6 +540,7 @@ class InspectorScreen(Screen[None]):
         self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
             result.diff = diff_outcomes(self.trace, result.trace)
+            result.counts = None  # (counted from the trace it was diffed against)
             result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
             result.base = self.trace
         self._applied = generation
