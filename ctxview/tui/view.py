@@ -18,7 +18,7 @@ from operator import is_, is_not, le, ne
 from typing import Any, Literal
 
 from ctxview.jsjson import to_plain
-from ctxview.model import KEPT_OUTCOMES, Decision, Params, Trace, column, format_score, outcome_text
+from ctxview.model import KEPT_OUTCOMES, Decision, Params, Trace, column, format_score, index_of, outcome_text
 
 SortMode = Literal["ordinal", "score", "tokens"]
 SORT_MODES: tuple[SortMode, ...] = ("ordinal", "score", "tokens")
@@ -519,10 +519,11 @@ def partner(trace: Trace, decision: Decision) -> Decision | None:
     """The first tool-pair partner of an item, as recorded in the trace."""
     if not decision.pair_with:
         return None
-    by_key = {d.key: d for d in trace.decisions if d.key in decision.pair_with}
-    for key in decision.pair_with:
-        if key in by_key:
-            return by_key[key]
+    decisions = trace.decisions
+    for key in decision.pair_with:  # (by key: the detail pane asks on every edit, a scan built every decision)
+        index = index_of(decisions, key)
+        if index is not None:
+            return decisions[index]
     return None
 
 

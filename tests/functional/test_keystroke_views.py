@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from ctxview.model import index_of
 from ctxview.samples import DEMO_PARAMS, demo_live_messages
-from ctxview.tui.view import diff_outcomes, layout_rows, outcome_counts, sent_parts
+from ctxview.tui.view import diff_outcomes, layout_rows, outcome_counts, partner, sent_parts
 
 DEMO = replace(DEMO_PARAMS, live_messages=tuple(demo_live_messages()))
 
@@ -37,3 +38,14 @@ def test_outcome_counts_carried_over_by_the_diff_equal_a_fresh_count(assembler, 
         before = trace
     assert seen_changes > 10
     assert not diff_outcomes(None, trace).same_items and outcome_counts(trace, None, None) == trace.outcome_counts()
+
+
+def test_the_partner_of_an_item_is_found_by_key_without_building_every_decision(assembler):
+    params = replace(DEMO, token_budget=2_000)
+    paired = [(d.key, d.pair_with[0]) for d in assembler.run(params).decisions if d.pair_with]
+    assert len(paired) >= 2
+    trace = assembler.run(replace(params, prompt="deploy"))  # a fresh lazy list: nothing built yet
+    for key, mate_key in paired:
+        decision = trace.decisions[index_of(trace.decisions, key)]
+        assert partner(trace, decision).key == mate_key
+    assert trace.decisions.built < len(trace.decisions)
