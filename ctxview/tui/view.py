@@ -14,7 +14,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import is_, is_not, le, ne
+from operator import gt, is_, is_not, le, lt, ne
 from typing import Any, Literal
 
 from ctxview.jsjson import to_plain
@@ -400,11 +400,22 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
         return diff
     old_keys, old_outcomes = column(previous.decisions, "key"), column(previous.decisions, "outcome")
     keys, outcomes = column(current.decisions, "key"), column(current.decisions, "outcome")
-    if old_keys is keys or old_keys == keys:
+    if (old_keys is keys or old_keys == keys) and None not in old_outcomes:
         # the same items in the same order (every edit of one session but a few): compare the outcome
-        # columns position by position at C speed and visit only the positions that changed
+        # columns position by position, and collect and count the changes, at C speed (a prompt edit at
+        # 100,000 items changes thousands of outcomes)
+        positions = list(compress(range(len(keys)), map(ne, old_outcomes, outcomes)))
+        olds = list(map(old_outcomes.__getitem__, positions))
+        news = list(map(outcomes.__getitem__, positions))
+        diff.changed = dict(zip(map(keys.__getitem__, positions), zip(olds, news, strict=True), strict=True))
+        was = list(map(KEPT_OUTCOMES.__contains__, olds))
+        now = list(map(KEPT_OUTCOMES.__contains__, news))
+        diff.gained = sum(map(gt, now, was))  # kept now, not before
+        diff.lost = sum(map(lt, now, was))
+        diff.same_items = True  # (no outcome was None: every change is in ``changed``)
+        return diff
+    if old_keys is keys or old_keys == keys:
         moved = compress(zip(keys, old_outcomes, outcomes, strict=True), map(ne, old_outcomes, outcomes))
-        diff.same_items = None not in old_outcomes  # (an outcome is never None: then every change is counted)
     else:
         before = dict(zip(old_keys, old_outcomes, strict=True))
         moved = ((key, before.get(key), outcome) for key, outcome in zip(keys, outcomes, strict=True))
