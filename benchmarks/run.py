@@ -25,6 +25,9 @@ size and the greedy walk, the tool-pair repair and the engine step all work.
 * floor: a plain Python process reading ``context_items``, ``messages``, ``message_parts``
   and ``summaries`` with ``fetchall()``, run right before each CLI run; the ratio CLI ÷ floor
   of each pair is what stays comparable on a busy machine.
+* render cache: the measures run with ctxview's render cache (``ctxview.render_cache``) in
+  ``benchmarks/.cache/renders``, written once per size before them (warm); the CLI and the TUI
+  open are also measured cold (``CTXVIEW_CACHE=off``: every message rendered, as on a first open).
 * sweep: ``ctxview.sweep.sweep`` over every budget from the fresh tail to the total.
 * TUI open: from creating the app to the first complete trace on screen.
 * private copy (issue 20): opening a 150 MB WAL-mode database whose newest commit is only in
@@ -67,6 +70,7 @@ TARGETS: dict[str, tuple[str, dict[int, float]]] = {
     "prompt": ("ms", {2000: 5, 10000: 25, 100000: 250}),
     "budget": ("ms", {2000: 3, 10000: 15, 100000: 60}),
     "tui_open": ("s", {100000: 2.5}),
+    "tui_open_cold": ("s", {}),
     "tui": ("ms", {2000: 60, 10000: 30, 100000: 100}),
     "tui_budget": ("ms", {100000: 60}),
     "rss": ("MB", {2000: 150, 10000: 250, 100000: 350}),
@@ -74,23 +78,30 @@ TARGETS: dict[str, tuple[str, dict[int, float]]] = {
     "floor": ("s", {}),
     "cli_ratio": ("×", {10000: 4.0, 100000: 4.0}),
     "cli_rss": ("MB", {100000: 400}),
+    "cli_cold": ("s", {}),
+    "cli_cold_ratio": ("×", {}),
+    "cli_cold_rss": ("MB", {}),
     "sweep": ("s", {10000: 2.0, 100000: 2.0}),
 }
 # judged by the worst repetition (the others by the median)
-JUDGED_BY_MAX = ("rss", "open", "cli", "sweep", "cli_rss", "tui_open")
+JUDGED_BY_MAX = ("rss", "open", "cli", "sweep", "cli_rss", "tui_open", "tui_open_cold", "cli_cold", "cli_cold_rss")
 LABELS = {
     "open": "open + resolve a conversation",
     "index": "term index, built once after opening (not a target)",
     "prompt": "re-assemble after a prompt edit (warm)",
     "budget": "re-assemble after a budget edit (warm)",
-    "tui_open": "TUI: start → first complete trace on screen",
+    "tui_open": "TUI: start → first complete trace on screen (render cache warm)",
+    "tui_open_cold": "the same, cold (no render cache)",
     "tui": "TUI: keystroke in prompt → table shows new outcomes",
     "tui_budget": "TUI: budget edit (+ / -) → table shows new outcomes",
     "rss": "peak RSS of the TUI",
-    "cli": "`ctxview assemble … --format json` whole process",
+    "cli": "`ctxview assemble … --format json` whole process (render cache warm)",
     "floor": "floor: bare `sqlite3` fetchall() of the four tables, whole process",
     "cli_ratio": "`assemble --format json` ÷ the floor run just before it",
     "cli_rss": "peak RSS of `assemble --format json`",
+    "cli_cold": "`assemble --format json` cold (no render cache)",
+    "cli_cold_ratio": "the cold run ÷ the floor",
+    "cli_cold_rss": "peak RSS of the cold run",
     "sweep": "budget sweep, fresh tail → total (whole)",
 }
 
@@ -390,9 +401,14 @@ WORKERS = {
 }
 
 
-def run_worker(kind: str, db: Path, extra: list[str]) -> dict[str, Any]:
+RENDER_CACHE = CACHE / "renders"  # the benchmark's own render cache (ctxview.render_cache), never the user's
+
+
+def run_worker(kind: str, db: Path, extra: list[str], *, render_cache: bool = True) -> dict[str, Any]:
+    """One measure in a fresh process; ``render_cache=False``: a cold open, every message rendered."""
     command = [sys.executable, __file__, "--worker", kind, "--db", str(db), *extra]
-    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT)
+    env = {**os.environ, "CTXVIEW_CACHE_DIR": str(RENDER_CACHE), "CTXVIEW_CACHE": "on" if render_cache else "off"}
+    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT, env=env)
     if done.returncode != 0:
         raise SystemExit(f"worker {kind} on {db.name} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -502,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         budget = ["--budget", str(scene["budget"])]
         merged: dict[str, list[float]] = {}
         kinds = [k for k in ("core", "tui", "cli", "sweep") if k not in skip]
+        run_worker("cli", db, budget)  # writes the render cache the warm measures read
         for kind in kinds:
             if kind == "sweep" and size not in TARGETS["sweep"][1]:
                 continue  # the sweep is judged at 10,000 and 100,000 items
@@ -510,6 +527,13 @@ def main(argv: list[str] | None = None) -> int:
                 if kind == "cli":  # the floor right before each CLI run: the same load on the machine
                     floor = run_worker("floor", db, [])["floor"][0]
                     merged.setdefault("floor", []).append(floor)
+                    cold = run_worker("cli", db, budget, render_cache=False)
+                    merged.setdefault("cli_cold", []).extend(cold["cli"])
+                    merged.setdefault("cli_cold_ratio", []).append(cold["cli"][0] / floor)
+                    merged.setdefault("cli_cold_rss", []).extend(cold["cli_rss"])
+                if kind == "tui" and size in TARGETS["tui_open"][1]:
+                    cold = run_worker("tui", db, [*budget, "--keys", ""], render_cache=False)
+                    merged.setdefault("tui_open_cold", []).extend(cold["tui_open"])
                 out = run_worker(kind, db, budget + extra)
                 items[size] = out.pop("items", items.get(size, 0))
                 out.pop("sweep_runs", None)

@@ -146,6 +146,9 @@ class Session:
     tables: frozenset[str] = frozenset()  # the database's tables: they say which engine line wrote it
     conversation_refs: tuple[ConversationRef, ...] = ()  # every conversation, for the engine's session lookup
     no_conversation: bool = False  # a stand-in: the engine's lookup found none, and there is none to show
+    # the database file's state when it was read (render_cache.database_identity), when it held still
+    # and was read as a snapshot; None: message renders are not cached for this session
+    cache_identity: tuple[Any, ...] | None = None
 
 
 # --- parameters ----------------------------------------------------------------------

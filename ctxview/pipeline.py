@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
 
+from ctxview import render_cache
 from ctxview.assembly.assembler import (
     AssemblerResult,
     assemble_context,
@@ -26,6 +27,7 @@ from ctxview.assembly.fallbacks import deferred_degrade_decision
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.incremental.termindex import term_index
 from ctxview.assembly.lookup import find_conversation
+from ctxview.assembly.resolve import Renders
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -33,6 +35,27 @@ from ctxview.model import Params, RunSummary, Session, Trace
 
 if TYPE_CHECKING:  # the opt-in scorers load only when a run asks for one (a default run never does)
     from ctxview.scorers.ranker import ScorerRanker, ScorerRanking
+
+
+# (session, engine rule, renders) made by resolutions and not yet written to the render cache
+_UNSAVED: list[tuple[Session, bool, Renders]] = []
+_UNSAVED_LOCK = threading.Lock()
+_UNSAVED_LIMIT = 2
+
+
+def save_pending_renders() -> None:
+    """Write the message renders made so far to the render cache, for the next run on the same database.
+
+    Called once the output is out (the CLI) or in the background after the first trace (the TUI),
+    so writing the cache never delays what the user waits for.
+    """
+    while True:
+        with _UNSAVED_LOCK:
+            if not _UNSAVED:
+                return
+            session, sender_metadata, renders = _UNSAVED.pop()
+        render_cache.save(session.cache_identity, session.conversation.conversation_id, sender_metadata,
+                          renders.fresh, session.source)
 
 
 class SessionAssembler:
@@ -83,13 +106,26 @@ class SessionAssembler:
         key = (timezone, sender_metadata and self._has_sender_metadata)
         cached = self._resolved.get(key)
         if cached is None:
-            cached = resolve_session(self.session, timezone, key[1])
+            renders = self._renders(key[1])
+            cached = resolve_session(self.session, timezone, key[1], renders)
+            if renders is not None and renders.fresh and not renders.cached:
+                with _UNSAVED_LOCK:
+                    _UNSAVED.append((self.session, key[1], renders))
+                    del _UNSAVED[:-_UNSAVED_LIMIT]  # a process that never saves holds no more than this
             self._resolved[key] = cached
             # the session and its resolution live as long as the assembler and hold no cycles worth
             # collecting: take them out of the cyclic GC's generations, or every full collection
             # would walk millions of them in the middle of a keystroke
             gc.freeze()
         return cached
+
+    def _renders(self, sender_metadata: bool) -> Renders | None:
+        """Message renders of an earlier run of this database state (render_cache), or where to collect them."""
+        session = self.session
+        if session.cache_identity is None or len(session.messages) < render_cache.min_messages():
+            return None
+        cached = render_cache.load(session.cache_identity, session.conversation.conversation_id, sender_metadata)
+        return Renders(cached=cached or {})
 
     def prepare(self, params: Params | None = None) -> None:
         """Build what the first prompt would otherwise build: the resolution and its term index.

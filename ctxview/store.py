@@ -38,6 +38,7 @@ from ctxview.model import (
     SummaryRow,
     count_text,
 )
+from ctxview.render_cache import database_identity
 from ctxview.sqlite_readonly import (  # noqa: F401 - IMMUTABLE_WARNING is part of this module's API
     IMMUTABLE_WARNING,
     check_database_file,
@@ -398,6 +399,10 @@ class LcmStore:
             in_tx = True
         except sqlite3.Error:
             pass
+        # a file that did not change while it was read can reuse the message renders of an earlier run
+        # (render_cache): a rollback-mode commit always bumps the header's change counter, and a WAL
+        # database counts only when read as a snapshot (a live writer's commits need not show in the files)
+        identity = database_identity(self.path) if self.immutable or not self._wal_mode else None
         try:
             cid = self._pick_conversation(conversation_id)
             with gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
@@ -409,6 +414,8 @@ class LcmStore:
                     conn.execute("COMMIT")
                 except sqlite3.Error:
                     pass
+        if identity is not None and database_identity(self.path) == identity:
+            session.cache_identity = identity
         session.warnings[:0] = self.warnings
         return session
 

@@ -38,3 +38,16 @@ async def wait_for(pilot: Any, condition: Callable[[], object], timeout: float =
         if condition():
             return
     raise AssertionError("condition never held")
+
+
+def pytest_configure(config: Any) -> None:
+    """Render caches of the test run go to a directory of its own, never the user's cache (ctxview.render_cache)."""
+    import atexit
+    import os
+    import shutil
+    import tempfile
+
+    if "CTXVIEW_CACHE_DIR" not in os.environ:
+        directory = tempfile.mkdtemp(prefix="ctxview-test-cache-")
+        atexit.register(shutil.rmtree, directory, True)
+        os.environ["CTXVIEW_CACHE_DIR"] = directory

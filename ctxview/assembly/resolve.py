@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.assembly.render import render_message, render_summary
+from ctxview.assembly.render import RenderedMessage, render_message, render_summary
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.gc_pause import gc_paused
 from ctxview.jsjson import js_stringify
@@ -166,11 +167,19 @@ class ResolvedItems(list[ResolvedItem]):
         self.cache: dict[str, Any] = {}
 
 
-def _resolve_message(row: ContextItemRow, session: Session, sender_metadata: bool) -> ResolvedItem | None:
+def _resolve_message(
+    row: ContextItemRow, session: Session, sender_metadata: bool, renders: Renders | None = None
+) -> ResolvedItem | None:
     msg = session.messages.get(row.message_id) if row.message_id is not None else None
     if msg is None:
         return None
-    rendered = render_message(msg, sender_metadata)
+    if renders is not None and msg.message_id in renders.cached:
+        fields = renders.cached[msg.message_id]
+        rendered = None if fields is None else RenderedMessage(*fields)
+    else:
+        rendered = render_message(msg, sender_metadata)
+        if renders is not None:
+            renders.fresh[msg.message_id] = rendered
     if rendered is None:
         return None
     item = ResolvedItem(
@@ -213,25 +222,40 @@ def _resolve_summary(row: ContextItemRow, session: Session, timezone: str) -> Re
 
 
 def resolve_item(
-    row: ContextItemRow, session: Session, timezone: str, sender_metadata: bool = True
+    row: ContextItemRow, session: Session, timezone: str, sender_metadata: bool = True, renders: Renders | None = None
 ) -> ResolvedItem | None:
     """§1.2: one context row → resolved item, or None when it does not resolve."""
     if row.item_type == "message" and row.message_id is not None:
-        return _resolve_message(row, session, sender_metadata)
+        return _resolve_message(row, session, sender_metadata, renders)
     if row.item_type == "summary" and row.summary_id is not None:
         return _resolve_summary(row, session, timezone)
     return None
 
 
-def resolve_session(session: Session, timezone: str, sender_metadata: bool = True) -> ResolvedItems:
+@dataclass(slots=True)
+class Renders:
+    """Message renders from an earlier run of the same database state, and those made in this one.
+
+    ``cached`` maps a message id to the ``RenderedMessage`` fields in order (None: the message is
+    skipped); ``fresh`` collects what this resolution rendered itself, for the caller to keep.
+    """
+
+    cached: Mapping[int, Any] = field(default_factory=dict)
+    fresh: dict[int, RenderedMessage | None] = field(default_factory=dict)
+
+
+def resolve_session(
+    session: Session, timezone: str, sender_metadata: bool = True, renders: Renders | None = None
+) -> ResolvedItems:
     """Resolve every context item in ordinal order; unresolvable rows are left out.
 
     ``sender_metadata`` is the engine line's rule (False on 1.0: the column is never read).
+    ``renders``: message renders to reuse, and where to put the new ones (the pipeline's cache).
     """
     items: list[ResolvedItem] = []
     with gc_paused():
         for row in session.items:
-            item = resolve_item(row, session, timezone, sender_metadata)
+            item = resolve_item(row, session, timezone, sender_metadata, renders)
             if item is not None:
                 items.append(item)
     return ResolvedItems(items, timezone=timezone, brief=session.focus_brief)

@@ -60,6 +60,18 @@ def _command(name: str) -> ModuleType:
     return importlib.import_module(SUBCOMMANDS[name])
 
 
+def _save_renders() -> None:
+    """Once the output is out: keep the messages this run rendered for the next run (ctxview.render_cache)."""
+    pipeline = sys.modules.get("ctxview.pipeline")  # a command that assembled nothing never imports it
+    if pipeline is None:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    pipeline.save_pending_renders()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -69,7 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # A one-shot run builds millions of acyclic objects (rows, rendered messages, decisions) and exits;
             # each full collection would walk them all again (a third of a 100,000-item export's time).
             with gc_paused():
-                return _command(name).run(args)
+                status = _command(name).run(args)
+            _save_renders()
+            return status
         from ctxview.cli import tui
 
         return tui.run(tui_parser().parse_args(arguments))

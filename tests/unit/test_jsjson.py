@@ -140,3 +140,24 @@ def test_js_parse_orders_keys_as_javascript_does(value: Any, indent: int | None)
 
 def test_js_parse_duplicate_keys_keep_the_first_position_and_the_last_value() -> None:
     assert list(js_parse('{"b":1,"a":2,"b":3,"2":4,"1":5}').items()) == [("1", 5), ("2", 4), ("b", 3), ("a", 2)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a":1,"\\u0031":2}', "{'1': 2, 'a': 1}"),  # a digit key spelled with an escape still sorts first
+        ('{"a":1, "2" \n: 3}', "{'2': 3, 'a': 1}"),  # whitespace between key and colon
+        ('{"a":[1,2],"b":{"c":true}}', "{'a': [1, 2], 'b': {'c': True}}"),  # nothing for a hook to change
+        ('{"n":123456789012345}', "{'n': 123456789012345}"),  # 15 digits: below 2**53, a plain int
+        ('{"n":1234567890123456789}', "{'n': JSNumber(1234567890123456800)}"),  # past 2**53: the JS double
+        ('{"x":"1.5","y":2.50}', "{'x': '1.5', 'y': 2.5}"),
+        ('[1E2]', "[100]"),
+    ],
+)
+def test_js_parse_gives_the_javascript_value_of_escaped_keys_and_long_numbers(text: str, expected: str) -> None:
+    assert repr(js_parse(text)) == expected
+
+
+def test_js_parse_rejects_nan_and_infinity_inside_values() -> None:
+    assert try_js_parse('{"a":NaN}') == (False, None)
+    assert try_js_parse("[-Infinity]") == (False, None)

@@ -495,6 +495,9 @@ class InspectorScreen(Screen[None]):
         """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
         with self._run_lock:
             assembler.prepare(params)
+        from ctxview.pipeline import save_pending_renders
+
+        save_pending_renders()  # the messages rendered for the first trace, for the next open of this database
 
     def _sweeper(self, assembler: SessionAssembler) -> Sweeper:
         """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock.

@@ -1,0 +1,212 @@
+"""Rendered messages kept across runs, outside the inspected database (issue 19).
+
+Rendering every stored message (parsing each part's metadata, rebuilding its blocks,
+encoding the content to count its tokens) is the largest single cost of opening a big
+session, and it gives the same answer every time the database is the same.  So once a
+session of at least ``MIN_MESSAGES`` messages has been rendered, the results are written
+to one file per database and conversation under the user's cache directory
+(``$CTXVIEW_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxview/renders``, else
+``~/.cache/ctxview/renders``), never next to the database.
+
+A cached render is used only when nothing about the database can have changed: the file
+records the database's real path, device, inode, size and modification time, its header's
+change counter, the same for its ``-wal`` (and that file's header), ctxview's version and the
+engine line's rule for sender metadata; each is compared exactly, and a checksum over the
+payload rejects a torn or altered file.  A database read live beside a writer is never
+cached.  Any failure (no home, a read-only cache directory, a corrupt file) means the
+messages are rendered as usual.  ``CTXVIEW_CACHE=off`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxview import __version__
+from ctxview.assembly.render import RenderedMessage
+
+FORMAT = 1
+MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
+KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
+KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
+_MAGIC = b"ctxview-renders\n"
+_HEADER_BYTES = 100  # SQLite's database header; the -wal header is 32 bytes
+
+Identity = tuple[Any, ...]
+
+
+def min_messages() -> int:
+    """The smallest session worth caching (``CTXVIEW_CACHE_MIN_MESSAGES`` overrides it, for tests)."""
+    try:
+        return int(os.environ.get("CTXVIEW_CACHE_MIN_MESSAGES", MIN_MESSAGES))
+    except ValueError:
+        return MIN_MESSAGES
+
+
+def enabled() -> bool:
+    return os.environ.get("CTXVIEW_CACHE", "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def cache_dir() -> Path | None:
+    """Where render caches live, or None when there is no usable place."""
+    explicit = os.environ.get("CTXVIEW_CACHE_DIR")
+    if explicit:
+        return Path(explicit) if Path(explicit).is_absolute() else None
+    base = os.environ.get("XDG_CACHE_HOME")
+    try:
+        root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    except RuntimeError:  # no home directory
+        return None
+    return root / "ctxview" / "renders"
+
+
+def _file_state(path: str) -> tuple[Any, ...] | None:
+    """(device, inode, size, mtime_ns, header bytes) of a regular file; None when it is anything else."""
+    try:
+        # O_NONBLOCK: a named pipe put in the file's place between two looks never blocks the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        header = os.read(fd, _HEADER_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, header)
+
+
+def database_identity(path: str | os.PathLike[str]) -> Identity | None:
+    """What a cached render is tied to: the database file and its ``-wal`` as they are now.
+
+    The header holds SQLite's change counter (bumped by every commit in rollback mode); a ``-wal``
+    adds its own size, time and header (salts change when it restarts).  None when the path is not
+    a regular file.
+    """
+    real = os.path.realpath(path)
+    main = _file_state(real)
+    if main is None:
+        return None
+    wal = _file_state(real + "-wal") if os.path.lexists(real + "-wal") else ("absent",)
+    return (real, main, wal)
+
+
+def _file_for(directory: Path, identity: Identity, conversation_id: int, sender_metadata: bool) -> Path:
+    name = hashlib.sha256(f"{identity[0]}\0{conversation_id}\0{int(sender_metadata)}".encode()).hexdigest()[:32]
+    return directory / f"{name}.renders"
+
+
+def _header(identity: Identity, conversation_id: int, sender_metadata: bool) -> bytes:
+    return marshal.dumps((FORMAT, __version__, identity, conversation_id, sender_metadata))
+
+
+def load(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> dict[int, Any] | None:
+    """The cached renders (message id → ``RenderedMessage`` fields) for this exact database state, or None."""
+    directory = cache_dir()
+    if identity is None or directory is None or not enabled():
+        return None
+    path = _file_for(directory, identity, conversation_id, sender_metadata)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        data = path.read_bytes()
+        expected = _header(identity, conversation_id, sender_metadata)
+        start = len(_MAGIC) + 8
+        if not data.startswith(_MAGIC) or int.from_bytes(data[len(_MAGIC):start], "big") != len(expected):
+            return None
+        if data[start : start + len(expected)] != expected:
+            return None  # another database state, ctxview version or engine rule
+        digest = data[start + len(expected) : start + len(expected) + 32]
+        payload = memoryview(data)[start + len(expected) + 32 :]
+        if hashlib.blake2b(payload, digest_size=32).digest() != digest:
+            return None
+        renders = marshal.loads(payload)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return renders if isinstance(renders, dict) else None
+
+
+def rendered(fields: Any) -> RenderedMessage | None:
+    """A cached entry back as the render it was (None: the message is skipped, as rendered)."""
+    return None if fields is None else RenderedMessage(*fields)
+
+
+def fields_of(render: RenderedMessage | None) -> Any:
+    if render is None:
+        return None
+    return (render.message, render.tokens, render.text, render.role, render.tool_call_id, render.tool_name,
+            render.degraded)
+
+
+def save(
+    identity: Identity | None,
+    conversation_id: int,
+    sender_metadata: bool,
+    renders: Mapping[int, RenderedMessage | None],
+    source: str | os.PathLike[str],
+) -> bool:
+    """Write the renders for this database state; False (and nothing written) when it cannot be done.
+
+    ``source`` is checked again first: a database that changed while it was read is not cached.
+    """
+    directory = cache_dir()
+    if identity is None or directory is None or not enabled() or database_identity(source) != identity:
+        return False
+    entries = {mid: fields_of(render) for mid, render in renders.items()}
+    try:
+        payload = marshal.dumps(entries)
+    except ValueError:  # a value marshal cannot hold (a JS number kept as text): leave those out
+        payload = marshal.dumps({mid: f for mid, f in entries.items() if _marshallable(f)})
+    header = _header(identity, conversation_id, sender_metadata)
+    digest = hashlib.blake2b(payload, digest_size=32).digest()
+    target = _file_for(directory, identity, conversation_id, sender_metadata)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".renders-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_MAGIC + len(header).to_bytes(8, "big") + header + digest)
+                handle.write(payload)
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        _prune(directory)
+    except OSError:
+        return False
+    return True
+
+
+def _marshallable(value: Any) -> bool:
+    try:
+        marshal.dumps(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _prune(directory: Path) -> None:
+    """Keep the newest cache files: at most ``KEEP_FILES``, and no more than ``KEEP_BYTES`` (the newest always)."""
+    files = []
+    for entry in os.scandir(directory):
+        if entry.name.endswith(".renders") and entry.is_file(follow_symlinks=False):
+            info = entry.stat(follow_symlinks=False)
+            files.append((info.st_mtime_ns, info.st_size, entry.path))
+    kept = total = 0
+    for _mtime, size, path in sorted(files, reverse=True):
+        kept += 1
+        total += size
+        if kept > KEEP_FILES or (kept > 1 and total > KEEP_BYTES):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass

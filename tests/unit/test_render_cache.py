@@ -1,0 +1,206 @@
+"""The render cache: a warm open resolves exactly as a cold one, and a stale or damaged cache is never used.
+
+Every packed parity case (both engine lines) is resolved cold, its renders written, and resolved
+again from the cache: every field of every resolved item must be the same.  The cache lives under
+the directory the environment names, never beside the database, and any change to the database
+file, its ``-wal`` or the cache file itself means the messages are rendered again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxview import render_cache
+from ctxview.assembly.resolve import ResolvedItem
+from ctxview.jserrors import JSError
+from ctxview.jsjson import js_stringify
+from ctxview.pipeline import SessionAssembler, save_pending_renders
+from ctxview.samples import build_sample
+from ctxview.store import LcmStore
+from tests.parity.corpus import corpus_cases, shared_corpus
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    save_pending_renders()  # what other tests left pending goes to their cache, not this one
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("CTXVIEW_CACHE_DIR", str(directory))
+    monkeypatch.setenv("CTXVIEW_CACHE_MIN_MESSAGES", "0")
+    monkeypatch.delenv("CTXVIEW_CACHE", raising=False)
+    yield directory
+    save_pending_renders()
+
+
+def _facts(item: ResolvedItem) -> tuple[Any, ...]:
+    return (
+        item.ordinal, item.key, item.tokens, item.text, js_stringify(item.message), item.role, item.is_message,
+        item.message_id, item.seq, item.source_role, item.degraded, item.result_id, item.call_ids, item.file_id,
+        item.file_byte_size, item.file_summary, item.stub_tool_name, item.stub_tool_call_id,
+    )
+
+
+def _resolve(path: Path, sender_metadata: bool = True) -> tuple[list[tuple[Any, ...]], Any]:
+    with LcmStore(path) as store:
+        session = store.load_session()
+    items = SessionAssembler(session).resolved("UTC", sender_metadata)
+    return [_facts(item) for item in items], session
+
+
+def _stored(session: Any, sender_metadata: bool = True) -> dict[int, Any] | None:
+    """What the cache holds for this session (the rule counts only where a message has sender metadata)."""
+    rule = sender_metadata and any(m.sender_metadata for m in session.messages.values())
+    return render_cache.load(session.cache_identity, session.conversation.conversation_id, rule)
+
+
+def _cache_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.renders")) if directory.exists() else []
+
+
+@pytest.mark.parametrize("sender_metadata", [True, False], ids=["0.15-rule", "1.0-rule"])
+def test_every_parity_case_resolves_from_the_cache_exactly_as_cold(cache: Path, sender_metadata: bool) -> None:
+    corpus = shared_corpus()
+    cached_cases = 0
+    for case in corpus_cases():
+        db = corpus.files(case).db
+        try:
+            cold, session = _resolve(db, sender_metadata)
+        except JSError:  # the engine's own resolution throws here (a summary date it cannot read)
+            continue
+        save_pending_renders()
+        if session.cache_identity is None or not session.messages:
+            continue
+        assert _stored(session, sender_metadata) is not None, case.name
+        warm, _ = _resolve(db, sender_metadata)
+        assert warm == cold, case.name
+        cached_cases += 1
+    assert cached_cases > 100  # the cases were really read back from the cache, not rendered again
+
+
+def test_the_cache_is_written_under_the_cache_directory_and_nowhere_else(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "data" / "session.db"
+    db.parent.mkdir()
+    build_sample(db, "medium", messages=300)
+    before = sorted(os.listdir(db.parent))
+    _resolve(db)
+    assert _cache_files(cache) == []  # nothing is written before the output is out
+    save_pending_renders()
+    assert len(_cache_files(cache)) == 1
+    assert sorted(os.listdir(db.parent)) == before
+
+
+def test_a_changed_database_is_rendered_again(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, session = _resolve(db)
+    save_pending_renders()
+    old_identity = session.cache_identity
+    assert _stored(session) is not None
+    with sqlite3.connect(db) as connection:  # the same size, a different newest message
+        message_id = connection.execute(
+            "SELECT message_id FROM context_items WHERE message_id IS NOT NULL ORDER BY ordinal DESC LIMIT 1"
+        ).fetchone()[0]
+        connection.execute("UPDATE messages SET content = upper(content) WHERE message_id = ?", (message_id,))
+        connection.execute("UPDATE message_parts SET text_content = upper(text_content) WHERE message_id = ?",
+                           (message_id,))
+    connection.close()
+    warm, changed = _resolve(db)
+    assert changed.cache_identity != old_identity
+    assert _stored(changed) is None
+    assert warm != cold
+    fresh_cold = [_facts(i) for i in SessionAssembler(changed).resolved("UTC")]
+    assert warm == fresh_cold
+
+
+def test_a_damaged_cache_file_is_ignored(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, session = _resolve(db)
+    save_pending_renders()
+    (path,) = _cache_files(cache)
+    assert _stored(session) is not None
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert _stored(session) is None
+    path.write_bytes(bytes(data[: len(data) // 2]))
+    assert _stored(session) is None
+    warm, _ = _resolve(db)
+    assert warm == cold
+
+
+def test_a_database_with_a_wal_ties_the_cache_to_it(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    plain = render_cache.database_identity(db)
+    wal = Path(f"{db}-wal")
+    wal.write_bytes(b"\0" * 32)
+    assert render_cache.database_identity(db) != plain
+    wal.unlink()
+    assert render_cache.database_identity(db) == plain
+
+
+def test_what_is_no_regular_file_has_no_identity(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    assert render_cache.database_identity(fifo) is None  # and reading it never blocks
+    assert render_cache.database_identity(tmp_path) is None
+    assert render_cache.database_identity(tmp_path / "absent.db") is None
+
+
+def test_the_cache_can_be_turned_off(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXVIEW_CACHE", "off")
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    _resolve(db)
+    save_pending_renders()
+    assert _cache_files(cache) == []
+
+
+def test_a_read_only_cache_directory_only_means_no_cache(cache: Path, tmp_path: Path) -> None:
+    cache.mkdir()
+    (cache / "blocker").write_text("")
+    os.environ["CTXVIEW_CACHE_DIR"] = str(cache / "blocker" / "below")  # a path under a file: cannot be made
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, _ = _resolve(db)
+    save_pending_renders()  # no error
+    warm, _ = _resolve(db)
+    assert warm == cold
+
+
+def test_only_the_newest_cache_files_are_kept(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render_cache, "KEEP_FILES", 2)
+    source = tmp_path / "session.db"
+    build_sample(source, "medium", messages=120)
+    for index in range(4):
+        copy = tmp_path / f"copy-{index}.db"
+        shutil.copy(source, copy)
+        _resolve(copy)
+        save_pending_renders()
+    assert len(_cache_files(cache)) == 2
+
+
+def test_a_message_marshal_cannot_hold_is_rendered_each_time(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=120)
+    with sqlite3.connect(db) as connection:  # a tool input with an integer past 2**53: a JS number kept as text
+        connection.execute(
+            "UPDATE message_parts SET tool_input = '{\"n\":123456789012345678901}' WHERE part_id ="
+            " (SELECT p.part_id FROM message_parts p JOIN context_items c ON c.message_id = p.message_id"
+            "  WHERE p.part_type = 'tool' AND p.tool_input IS NOT NULL ORDER BY c.ordinal DESC LIMIT 1)"
+        )
+    connection.close()
+    cold, session = _resolve(db)
+    assert any("123456789012345680000" in facts[4] for facts in cold)
+    save_pending_renders()
+    stored = _stored(session)
+    assert stored is not None and 0 < len(stored) < len(session.messages)
+    warm, _ = _resolve(db)
+    assert warm == cold
