@@ -17,6 +17,9 @@ size and the greedy walk, the tool-pair repair and the engine step all work.
 * budget edit: the TUI's ``+`` / ``-`` steps (±10 %) around the start budget.
 * TUI: the real app under Textual's Pilot; a character typed into the prompt
   until the items table holds the trace of the new prompt and has repainted.
+* TUI budget edit: then, in the same app, the first steps of the budget edit above
+  pressed as ``+`` / ``-`` on the items table, each until the table repaints the trace
+  of the new budget.
 * RSS: the peak resident set of that TUI process (``ru_maxrss``).
 * CLI: ``ctxview assemble DB --format json`` as a whole process, and its peak RSS.
 * floor: a plain Python process reading ``context_items``, ``messages``, ``message_parts``
@@ -58,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(__file__).resolve().parent / ".cache"
 PROMPT = "database migration rollback"
 BUDGET_STEPS = (1, 1, -1, -1, -1, 1, 1, 1, -1, -1, 1, -1, -1, 1, 1, 1, -1, -1, 1, -1)
+BUDGET_KEYS = 6  # the first budget steps, pressed in the TUI measure
 
 # measure → (unit, {size: target}); sizes without a target are measured and shown, not judged
 TARGETS: dict[str, tuple[str, dict[int, float]]] = {
@@ -68,6 +72,7 @@ TARGETS: dict[str, tuple[str, dict[int, float]]] = {
     "tui_open": ("s", {100000: 2.5}),
     "tui_open_cold": ("s", {}),
     "tui": ("ms", {2000: 60, 10000: 30, 100000: 100}),
+    "tui_budget": ("ms", {100000: 60}),
     "rss": ("MB", {2000: 150, 10000: 250, 100000: 350}),
     "cli": ("s", {2000: 0.6, 10000: 1.5, 100000: 10.0}),
     "floor": ("s", {}),
@@ -88,6 +93,7 @@ LABELS = {
     "tui_open": "TUI: start → first complete trace on screen (render cache warm)",
     "tui_open_cold": "the same, cold (no render cache)",
     "tui": "TUI: keystroke in prompt → table shows new outcomes",
+    "tui_budget": "TUI: budget edit (+ / -) → table shows new outcomes",
     "rss": "peak RSS of the TUI",
     "cli": "`ctxview assemble … --format json` whole process (render cache warm)",
     "floor": "floor: bare `sqlite3` fetchall() of the four tables, whole process",
@@ -196,10 +202,11 @@ def worker_sweep(db: Path, budget: int) -> dict[str, Any]:
 
 
 def worker_tui(db: Path, budget: int, keys: str) -> dict[str, Any]:
-    """Type ``keys`` into the prompt of the real app; time each key until the table repaints the new trace.
+    """Type ``keys`` into the prompt of the real app, then step the budget with + / -; time each key until
+    the table repaints the new trace.
 
     The clock starts when the key event is sent and stops at the first ``render_line`` of
-    the items table that draws the trace of the new prompt (the repaint the user sees).
+    the items table that draws the trace of the new prompt or budget (the repaint the user sees).
     """
     import asyncio
 
@@ -207,10 +214,12 @@ def worker_tui(db: Path, budget: int, keys: str) -> dict[str, Any]:
 
     from ctxview.tui.app import CtxviewApp
     from ctxview.tui.screens.inspector import InspectorScreen
+    from ctxview.tui.view import step_budget
     from ctxview.tui.widgets.items_table import ItemsTable
 
     params = scenario_params(budget)  # (not the session: its copy would count in this process's RSS)
     times: list[float] = []
+    budget_times: list[float] = []
     painted: list[Any] = [None]  # (time, trace) of the latest items-table line drawn
     original = ItemsTable.render_line
 
@@ -258,10 +267,28 @@ def worker_tui(db: Path, budget: int, keys: str) -> dict[str, Any]:
                 times.append(seen[0] - mark)
                 await press
                 await asyncio.sleep(0.05)  # a person types a few keys a second at most
+            # the budget edit: + / - on the table (in the prompt they would be typed)
+            screen.action_focus_table()
+            await pilot.pause()
+            budget_now = screen.params.token_budget
+            for step in BUDGET_STEPS[:BUDGET_KEYS]:
+                budget_now = step_budget(budget_now, step)
+                mark = time.perf_counter()
+                press = asyncio.create_task(pilot.press("plus" if step > 0 else "minus"))
+                while True:
+                    seen = painted[0]
+                    if seen is not None and seen[0] > mark and seen[1].params.token_budget == budget_now:
+                        break
+                    if time.perf_counter() - mark > 120:
+                        raise SystemExit("the table never showed the new budget's trace")
+                    await asyncio.sleep(0.0005)
+                budget_times.append(seen[0] - mark)
+                await press
+                await asyncio.sleep(0.05)
 
     asyncio.run(main())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    return {"tui": times, "rss": [rss * 1024 / 1e6], "tui_open": opened}
+    return {"tui": times, "tui_budget": budget_times, "rss": [rss * 1024 / 1e6], "tui_open": opened}
 
 
 def worker_budget(db: Path, budget: int) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from collections.abc import Callable, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,11 @@ class SessionAssembler:
             memo = SerializedCache(limit=4 * len(self.session.items) + 4096, estimate=rules.serialized_tokens())
             self._engine_memos[rules.line] = memo
         return memo
+
+    def message_tokens(self, engine_line: str) -> Callable[[Sequence[Any]], list[int]]:
+        """The §4.3 serialized estimate of each message under an engine line's rules, from the memo its runs
+        share: after a run every message it sent is measured already, so a view reads them at C speed."""
+        return self._engine_memo(rules_for(engine_line)).tokens_of_all
 
     def resolved(self, timezone: str, sender_metadata: bool = True) -> Any:
         """Resolved items for a time zone (summary dates depend on it) and engine line, built once.

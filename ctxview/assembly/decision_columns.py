@@ -98,7 +98,7 @@ class _Columns:
     def outcome(self) -> list[Any]:
         run = self.run
         pi = self.pi
-        out: list[Any] = [f if f is not None else "evicted" for f in pi.fixed]
+        out: list[Any] = list(pi.evicted_or_fixed)
         first = self._first_fresh()
         is_item = pi.is_item
         for pos in range(first, len(out)):

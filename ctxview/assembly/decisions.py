@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 from ctxview.assembly.fresh_tail import FreshTail
@@ -268,13 +270,31 @@ class RunLookups:
     touched: set[str]  # keys clean-up or the pairing repair changed
 
 
+_stub_of = attrgetter("stub_of")  # (an item object is always true: compress keeps the stubs)
+
+
+def _evictable_lookups(run: RunRecord) -> tuple[dict[int, int], dict[int, ResolvedItem]]:
+    """id(item) → evictable index, and id(original) → its stub: shared with the session's last run when its
+    evictable list holds the same items (comparing two lists of 100,000 objects by identity is C-fast)."""
+    evictable = run.evictable
+    static = run.static
+    last = static.evictable_lookups  # (read once: another thread may replace it)
+    if last is not None and len(last[0]) == len(evictable) and last[0] == evictable:
+        return last[1], last[2]
+    evict_index = dict(zip(map(id, evictable), range(len(evictable)), strict=True))
+    effective = {id(item.stub_of): item for item in compress(evictable, map(_stub_of, evictable))}
+    static.evictable_lookups = (list(evictable), evict_index, effective)
+    return evict_index, effective
+
+
 def run_lookups(run: RunRecord) -> RunLookups:
     prep = run.prep
     if prep is None:
+        evict_index, effective = _evictable_lookups(run)  # (never modified: shared between runs)
         prep = run.prep = RunLookups(
             output_index={key: i for i, key in enumerate(run.keys) if key is not None},
-            evict_index={id(item): i for i, item in enumerate(run.evictable)},
-            effective={id(item.stub_of): item for item in run.evictable if item.stub_of is not None},
+            evict_index=evict_index,
+            effective=effective,
             touched=(
                 set(run.cleaned.stripped_calls)
                 | run.cleaned.dropped_orphan_calls

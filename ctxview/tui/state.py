@@ -32,6 +32,7 @@ class Assembly:
     cache: CachePrefix | None = None  # the prompt-cache prefix this run kept of the one shown before it
     sent: dict[str, int] | None = None  # the tokens sent per budget-bar segment (``view.sent_parts``)
     base: Trace | None = None  # the trace ``diff`` compares with (the one on screen when the run started)
+    counts: dict[str, int] | None = None  # decisions per outcome (``view.outcome_counts``); None: count them
 
 
 @dataclass(frozen=True, slots=True, eq=False)

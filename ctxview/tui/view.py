@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, pairwise
-from operator import ne
+from itertools import compress, islice, repeat
+from operator import gt, is_, is_not, le, lt, ne
 from typing import Any, Literal
 
 from ctxview.jsjson import to_plain
-from ctxview.model import KEPT_OUTCOMES, Decision, Params, Trace, column, format_score, outcome_text
+from ctxview.model import KEPT_OUTCOMES, Decision, Params, Trace, column, format_score, index_of, outcome_text
 
 SortMode = Literal["ordinal", "score", "tokens"]
 SORT_MODES: tuple[SortMode, ...] = ("ordinal", "score", "tokens")
@@ -121,26 +123,97 @@ class Separator:
     text: str
 
 
-@dataclass(slots=True)
 class TableLayout:
-    """Display lines: a decision index (≥ 0) or ``-(separator index + 1)``."""
+    """Display lines: a decision index (≥ 0) or ``-(separator index + 1)``.
 
-    sort: SortMode
-    lines: list[int]
-    separators: list[Separator]
-    line_of: dict[int, int] = field(default_factory=dict)  # decision index → display line
-    index_of_key: dict[str, int] = field(default_factory=dict)  # decision key → decision index
+    ``line_of`` (decision index → display line) is built when first read: a keystroke's
+    repaint needs one line of it, not a dictionary of 100,000.
+    """
+
+    __slots__ = ("_cuts", "_line_of", "_order", "index_of_key", "keys", "lines", "separators", "sort")
+
+    def __init__(
+        self,
+        sort: SortMode,
+        lines: list[int],
+        separators: list[Separator],
+        line_of: dict[int, int] | None = None,
+        index_of_key: dict[str, int] | None = None,
+        keys: list[str] | None = None,
+    ) -> None:
+        self.sort = sort
+        self.lines = lines
+        self.separators = separators
+        self._line_of = line_of
+        self.index_of_key: dict[str, int] = index_of_key if index_of_key is not None else {}  # key → decision index
+        self.keys = keys  # the key column ``index_of_key`` was built from (the next layout may share it)
+        self._order: _OrdinalOrder | None = None  # (ordinal sort) the item order, for the next layout
+        self._cuts: list[tuple[int, SeparatorKind]] | None = None  # (ordinal sort) where its separators sit
+
+    @property
+    def line_of(self) -> dict[int, int]:
+        """Decision index → display line."""
+        if self._line_of is None:
+            self._line_of = {index: line for line, index in enumerate(self.lines) if index >= 0}
+        return self._line_of
+
+    def line_of_index(self, index: int) -> int | None:
+        """The display line of one decision (without building ``line_of``: one search at C speed)."""
+        if self._line_of is not None:
+            return self._line_of.get(index)
+        try:
+            return self.lines.index(index) if index >= 0 else None
+        except ValueError:
+            return None
 
     @property
     def row_count(self) -> int:
-        return len(self.line_of)
+        return len(self.lines) - len(self.separators)
 
 
-def _score_key(decision: Decision) -> float:
-    return -1.0 if decision.score is None else decision.score
+@dataclass(frozen=True, slots=True, eq=False)
+class _OrdinalOrder:
+    """The ordinal sort of one trace's rows before the separators: what the next trace's layout shares
+    when its ordinal and live-index columns are equal (the same items: every edit of a session)."""
+
+    ordinal: list[int | None]
+    live_index: list[int | None]
+    context: list[int]
+    live: list[int]
+    ordered: list[int]
+    keyed: list[int] | None  # the ordinals of ``ordered`` when they are plain and sorted (bisect finds the tail)
+
+    @classmethod
+    def of(cls, ordinal: list[int | None], live_index: list[int | None]) -> _OrdinalOrder:
+        context, live = _context_and_live(live_index)
+        contiguous = len(context) == 0 or context[-1] == len(context) - 1
+        keyed = ordinal[: len(context)] if contiguous else [ordinal[i] for i in context]
+        plain = None not in keyed  # (a missing ordinal sorts as 0)
+        if not plain:
+            keyed = [o or 0 for o in keyed]
+        # decisions come in ordinal order already: then the (stable) sort would change nothing
+        in_order = all(map(le, keyed, islice(keyed, 1, None)))
+        ordered = context if in_order else sorted(context, key=lambda i: ordinal[i] or 0)
+        return cls(ordinal, live_index, context, live, ordered, keyed if in_order and plain else None)  # type: ignore[arg-type]
+
+    def same_items(self, ordinal: list[int | None], live_index: list[int | None]) -> bool:
+        return (self.ordinal is ordinal or self.ordinal == ordinal) and (
+            self.live_index is live_index or self.live_index == live_index
+        )
 
 
-def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
+def _context_and_live(live_index: list[int | None]) -> tuple[list[int], list[int]]:
+    """Decision indexes of the context items and of the live inputs (appended last: then no scan in Python)."""
+    count = len(live_index)
+    items = live_index.count(None)
+    if live_index[:items].count(None) == items:  # every item first, then every live input
+        return list(range(items)), list(range(items, count))
+    context = list(compress(range(count), map(is_, live_index, repeat(None))))
+    live = list(compress(range(count), map(is_not, live_index, repeat(None))))
+    return context, live
+
+
+def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = None) -> TableLayout:
     """Order the decisions for display and place the separators (see the help screen).
 
     * ordinal: context items oldest first, then live inputs.  A ``fresh tail``
@@ -152,15 +225,27 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
       priority (score descending, newer first on ties), the ``budget`` line
       before the first evictable item that was not kept, then live inputs.
     * tokens: largest first, no separators.
+
+    ``previous``: the layout of the trace shown before, whose key index is shared when the
+    keys are the same (every edit of one session: a keystroke then builds no dictionary).
     """
-    # whole columns, not Decision objects: a lazy trace builds none of its 100,000 decisions here
+    # whole columns, not Decision objects: a lazy trace builds none of its 100,000 decisions here;
+    # and list operations at C speed, not a Python loop per item: this runs on every keystroke
     decisions = trace.decisions
     summary = trace.summary
     live_index = column(decisions, "live_index")
     ordinal = column(decisions, "ordinal")
-    tokens = column(decisions, "tokens")
-    context = [i for i, li in enumerate(live_index) if li is None]
-    live = [i for i, li in enumerate(live_index) if li is not None]
+    order: _OrdinalOrder | None = None
+    reused_lines: list[int] | None = None
+    cuts_at: list[tuple[int, SeparatorKind]] | None = None
+    if sort == "ordinal":
+        known = previous._order if previous is not None else None
+        order = known if known is not None and known.same_items(ordinal, live_index) else _OrdinalOrder.of(
+            ordinal, live_index
+        )
+        context, live = order.context, order.live
+    else:
+        context, live = _context_and_live(live_index)
     lines: list[int] = []
     separators: list[Separator] = []
 
@@ -168,10 +253,8 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
         separators.append(Separator(kind, text))
         lines.append(-len(separators))
 
-    if sort == "ordinal":
-        keyed = [ordinal[i] or 0 for i in context]
-        # decisions come in ordinal order already: then the (stable) sort would change nothing
-        ordered = context if all(a <= b for a, b in pairwise(keyed)) else sorted(context, key=lambda i: ordinal[i] or 0)
+    if order is not None:
+        ordered, keyed = order.ordered, order.keyed
         boundary = summary.fresh_tail_ordinal
         budget = summary.effective_budget
         budget_at: int | None = None
@@ -189,17 +272,35 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
         # prompt-aware selection keeps and evicts by score: in ordinal order no line would be a cut
         tail_at: int | None = None
         if boundary is not None:
-            for pos, index in enumerate(ordered):
-                o = ordinal[index]
-                if o is not None and o >= boundary:
-                    tail_at = pos
-                    break
-        for pos, index in enumerate(ordered):
-            if pos == budget_at:
-                sep("budget", f"budget {budget:,} — the newest-first walk stopped here: the items above are evicted")
-            if pos == tail_at:
-                sep("fresh-tail", f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)")
-            lines.append(index)
+            if keyed is not None:
+                found = bisect_left(keyed, boundary)
+                tail_at = found if found < len(keyed) else None
+            else:
+                for pos, index in enumerate(ordered):
+                    o = ordinal[index]
+                    if o is not None and o >= boundary:
+                        tail_at = pos
+                        break
+        cuts: list[tuple[int, SeparatorKind, str]] = []
+        if budget_at is not None:
+            cuts.append((budget_at, "budget",
+                         f"budget {budget:,} — the newest-first walk stopped here: the items above are evicted"))
+        if tail_at is not None:
+            cuts.append((tail_at, "fresh-tail",
+                         f"fresh tail — ordinal ≥ {boundary}, always kept ({summary.tail_tokens:,} tokens)"))
+        cuts.sort(key=lambda cut: cut[0])  # (stable: at one position the budget line comes first)
+        cuts_at = [(pos, kind) for pos, kind, _ in cuts]
+        if previous is not None and previous._order is order and previous._cuts == cuts_at and not live:
+            # the same rows and separators in the same places: only the separators' words may differ
+            separators.extend(Separator(kind, text) for _, kind, text in cuts)
+            reused_lines = previous.lines
+        else:
+            start = 0
+            for pos, kind, text in cuts:
+                lines.extend(ordered[start:pos])
+                sep(kind, text)
+                start = pos
+            lines.extend(ordered[start:])
     elif sort == "score":
         segment = column(decisions, "segment")
         score = column(decisions, "score")
@@ -232,15 +333,25 @@ def layout_rows(trace: Trace, sort: SortMode) -> TableLayout:
                 budget_drawn = True
             lines.append(index)
     else:
+        tokens = column(decisions, "tokens")
         ordered = sorted(range(len(tokens)), key=lambda i: (-tokens[i], i))
         lines.extend(ordered)
         live = []
     if live:
         sep("live", f"live inputs — {len(live)} (engine step {'on' if trace.params.engine else 'off'})")
         lines.extend(live)
-    line_of = {index: line for line, index in enumerate(lines) if index >= 0}
-    index_of_key = dict(zip(column(decisions, "key"), range(len(decisions)), strict=True))
-    return TableLayout(sort=sort, lines=lines, separators=separators, line_of=line_of, index_of_key=index_of_key)
+    keys = column(decisions, "key")
+    if previous is not None and previous.keys is not None and (previous.keys is keys or previous.keys == keys):
+        index_of_key = previous.index_of_key  # the same items in the same order
+    else:
+        index_of_key = dict(zip(keys, range(len(decisions)), strict=True))
+    if reused_lines is not None:
+        lines = reused_lines
+    same_lines = previous is not None and (previous.lines is lines or previous.lines == lines)
+    line_of = previous._line_of if previous is not None and same_lines else None
+    layout = TableLayout(sort, lines, separators, line_of, index_of_key, keys)
+    layout._order, layout._cuts = order, cuts_at
+    return layout
 
 
 # --- what changed --------------------------------------------------------------------------
@@ -253,6 +364,7 @@ class OutcomeDiff:
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)  # key → (before, after)
     gained: int = 0  # not kept before, kept now
     lost: int = 0  # kept before, not kept now
+    same_items: bool = False  # both traces have the same decisions in the same order: ``changed`` is every change
 
     @property
     def other(self) -> int:
@@ -288,9 +400,21 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
         return diff
     old_keys, old_outcomes = column(previous.decisions, "key"), column(previous.decisions, "outcome")
     keys, outcomes = column(current.decisions, "key"), column(current.decisions, "outcome")
-    if old_keys is keys or old_keys == keys:
+    if (old_keys is keys or old_keys == keys) and None not in old_outcomes:
         # the same items in the same order (every edit of one session but a few): compare the outcome
-        # columns position by position at C speed and visit only the positions that changed
+        # columns position by position, and collect and count the changes, at C speed (a prompt edit at
+        # 100,000 items changes thousands of outcomes)
+        positions = list(compress(range(len(keys)), map(ne, old_outcomes, outcomes)))
+        olds = list(map(old_outcomes.__getitem__, positions))
+        news = list(map(outcomes.__getitem__, positions))
+        diff.changed = dict(zip(map(keys.__getitem__, positions), zip(olds, news, strict=True), strict=True))
+        was = list(map(KEPT_OUTCOMES.__contains__, olds))
+        now = list(map(KEPT_OUTCOMES.__contains__, news))
+        diff.gained = sum(map(gt, now, was))  # kept now, not before
+        diff.lost = sum(map(lt, now, was))
+        diff.same_items = True  # (no outcome was None: every change is in ``changed``)
+        return diff
+    if old_keys is keys or old_keys == keys:
         moved = compress(zip(keys, old_outcomes, outcomes, strict=True), map(ne, old_outcomes, outcomes))
     else:
         before = dict(zip(old_keys, old_outcomes, strict=True))
@@ -305,6 +429,20 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
         elif was and not now:
             diff.lost += 1
     return diff
+
+
+def outcome_counts(
+    trace: Trace, before: dict[str, int] | None = None, diff: OutcomeDiff | None = None
+) -> dict[str, int]:
+    """Decisions per outcome (``Trace.outcome_counts``): from the counts of the trace before and the diff
+    against it when that diff saw every change (a few changed keys, not a pass over 100,000 outcomes)."""
+    if before is None or diff is None or not diff.same_items:
+        return trace.outcome_counts()
+    counts = dict(before)
+    for old, new in diff.changed.values():
+        counts[old] -= 1
+        counts[new] = counts.get(new, 0) + 1
+    return {outcome: n for outcome, n in counts.items() if n}
 
 
 _LOG_PREFIX = re.compile(r"^\[(?P<source>[\w-]+)\]\s*(?:(?P<stage>[\w-]+):\s*)?")
@@ -392,10 +530,11 @@ def partner(trace: Trace, decision: Decision) -> Decision | None:
     """The first tool-pair partner of an item, as recorded in the trace."""
     if not decision.pair_with:
         return None
-    by_key = {d.key: d for d in trace.decisions if d.key in decision.pair_with}
-    for key in decision.pair_with:
-        if key in by_key:
-            return by_key[key]
+    decisions = trace.decisions
+    for key in decision.pair_with:  # (by key: the detail pane asks on every edit, a scan built every decision)
+        index = index_of(decisions, key)
+        if index is not None:
+            return decisions[index]
     return None
 
 
@@ -502,7 +641,11 @@ def params_change(before: Params, after: Params) -> str:
 # --- where the sent tokens went (the budget bar) ------------------------------------------
 
 
-def sent_parts(trace: Trace) -> dict[str, int]:
+def sent_parts(
+    trace: Trace,
+    tokens_of_all: Callable[[Sequence[Any]], list[int]] | None = None,
+    index_of_key: Mapping[str, int] | None = None,
+) -> dict[str, int]:
     """The tokens sent, per budget-bar segment (fresh tail, kept evictable, live, recall); they sum to
     ``summary.final_tokens``.
 
@@ -511,6 +654,11 @@ def sent_parts(trace: Trace) -> dict[str, int]:
     synthetic tool result to the segment of the message before it), so an item evicted
     to make room for a live input counts nowhere.  Without it, what is sent is the
     assembler's item estimate: the fresh tail plus the kept evictable items.
+
+    ``tokens_of_all``: the same estimate of a whole list (``SessionAssembler.message_tokens``,
+    whose memo the run just filled); without it each message is serialized again.
+    ``index_of_key``: the trace's key → decision index (``TableLayout.index_of_key``), when
+    one is at hand: a dictionary of 100,000 keys takes longer to build than the rest.
     """
     s = trace.summary
     parts = {"tail": 0, "kept": 0, "live": 0, "recall": 0}
@@ -520,19 +668,27 @@ def sent_parts(trace: Trace) -> dict[str, int]:
         if sum(parts.values()) == s.final_tokens:
             return parts
         parts = {"tail": 0, "kept": 0, "live": 0, "recall": 0}
-    from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
+    if tokens_of_all is None:
+        from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
 
-    estimate = serialized_message_tokens_1_0 if s.engine_line == "1.0" else serialized_message_tokens
+        estimate = serialized_message_tokens_1_0 if s.engine_line == "1.0" else serialized_message_tokens
+        tokens = [estimate(message) for message in trace.messages]
+    else:
+        tokens = tokens_of_all(trace.messages)
     decisions = trace.decisions
-    segments = dict(zip(column(decisions, "key"), column(decisions, "segment"), strict=True))
+    segments = column(decisions, "segment")
+    if index_of_key is None:
+        index_of_key = dict(zip(column(decisions, "key"), range(len(segments)), strict=True))
     part = "tail"
-    for message, key in zip(trace.messages, trace.message_keys, strict=False):
+    for count, key in zip(tokens, trace.message_keys, strict=False):
         if key is not None:
             if key.startswith("l:"):
                 part = "live"
-            elif key in segments:
-                part = "kept" if segments[key] == "evictable" else "tail"
             else:
-                part = "recall"
-        parts[part] += estimate(message)
+                index = index_of_key.get(key)
+                if index is None:
+                    part = "recall"
+                else:
+                    part = "kept" if segments[index] == "evictable" else "tail"
+        parts[part] += count
     return parts

@@ -203,3 +203,46 @@ def test_view_logic_does_not_import_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_layout_ordinal_with_live_inputs_between_items_and_out_of_order():
+    ds = [
+        decision(2, 10, "kept"),
+        decision(None, 5, "appended", live_index=0, segment="live"),
+        decision(0, 10, "evicted"),
+        decision(3, 10, "fresh-tail", segment="fresh-tail"),
+        decision(1, 10, "kept"),
+    ]
+    layout = layout_rows(trace(ds, budget=100, tail_ordinal=3), "ordinal")
+    kinds = [layout.separators[-i - 1].kind if i < 0 else i for i in layout.lines]
+    assert kinds == [2, 4, 0, "fresh-tail", 3, "live", 1]
+    assert layout.row_count == 5
+    assert [layout.line_of_index(i) for i in range(5)] == [layout.line_of[i] for i in range(5)] == [2, 6, 0, 4, 1]
+    assert layout.index_of_key == {"o:2": 0, "l:0": 1, "o:0": 2, "o:3": 3, "o:1": 4}
+
+
+def test_layout_ordinal_a_missing_ordinal_sorts_first_and_the_tail_line_skips_it():
+    ds = [decision(1, 10, "kept"), decision(2, 10, "fresh-tail", segment="fresh-tail"), decision(0, 10, "kept")]
+    ds[2].ordinal = None
+    layout = layout_rows(trace(ds, budget=100, tail_ordinal=0), "ordinal")
+    kinds = [layout.separators[-i - 1].kind if i < 0 else i for i in layout.lines]
+    assert kinds == [2, "fresh-tail", 0, 1]  # ordinal ≥ 0, but the item without one is not in the tail
+
+
+def test_layout_of_the_next_trace_shares_the_key_index_and_line_index_of_the_same_items():
+    ds = [decision(0, 50, "evicted"), decision(1, 30, "kept"), decision(2, 20, "fresh-tail", segment="fresh-tail")]
+    first = layout_rows(trace(ds, budget=100, tail_ordinal=2), "ordinal")
+    assert first.line_of == {0: 0, 1: 1, 2: 3}
+    again = [decision(0, 50, "kept"), decision(1, 30, "evicted"), decision(2, 20, "fresh-tail", segment="fresh-tail")]
+    edited = trace(again, budget=100, tail_ordinal=2)
+    edited.summary.tail_tokens = 20
+    second = layout_rows(edited, "ordinal", first)
+    assert second.index_of_key is first.index_of_key and second.line_of is first.line_of
+    assert second.lines is first.lines and [s.text for s in second.separators] == [
+        "fresh tail — ordinal ≥ 2, always kept (20 tokens)"
+    ]
+    moved = layout_rows(trace(again, budget=100, tail_ordinal=1), "ordinal", first)  # the tail line moved up
+    assert moved.index_of_key is first.index_of_key and moved.line_of == {0: 0, 1: 2, 2: 3}
+    other = [decision(0, 50, "kept"), decision(5, 30, "evicted")]
+    third = layout_rows(trace(other, budget=100, tail_ordinal=None), "ordinal", first)
+    assert third.index_of_key == {"o:0": 0, "o:5": 1} and third.line_of == {0: 0, 1: 1}

@@ -269,7 +269,7 @@ class LazyDecisionList(Sequence[Decision]):
         mapping = self._key_maps.get(name)
         if mapping is not None:
             keys = self._column("key") if name != "key" else list(values)  # (also those of appended decisions)
-            values = [mapping.get(key, value) for key, value in zip(keys, values, strict=False)]
+            values = list(map(mapping.get, keys, values))  # (mapping.get(key, value) per pair, at C speed)
         for index, fields in self._overrides.items():
             if name in fields:
                 values[index] = fields[name]

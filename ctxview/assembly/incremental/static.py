@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import Any
 
@@ -35,6 +35,9 @@ class SessionStatic:
     labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
     tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
     context_ordinals: list[int]
+    # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
+    # same session mostly has the very same list (same items, same order), and can share them
+    evictable_lookups: tuple[list[ResolvedItem], dict[int, int], dict[int, ResolvedItem]] | None = None
 
 
 def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> SessionStatic:
@@ -178,6 +181,12 @@ class PlanIndex:
     position: dict[int, int]  # id(canonical item or focus item) → position
     index_of_key: dict[str, int]
     unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
+    evicted_or_fixed: list[str] = field(default_factory=list)  # ``fixed`` with "evicted" for the items (the
+    # outcome column every run starts from: copying it is C-fast, building it is a loop over every position)
+
+    def __post_init__(self) -> None:
+        if not self.evicted_or_fixed:
+            self.evicted_or_fixed = [f if f is not None else "evicted" for f in self.fixed]
 
 
 def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIndex:

@@ -54,6 +54,7 @@ from ctxview.tui.view import (
     item_id,
     layout_rows,
     note_text,
+    outcome_counts,
     params_change,
     partner,
     rules_label,
@@ -143,6 +144,7 @@ class InspectorScreen(Screen[None]):
         self.updates_seen = 0  # reloads triggered by --watch (for tests and scripts)
         self.query_filter: ItemQuery | None = None  # the items filter (f), None: off
         self.facts: ItemFacts | None = None  # the items' text, kind and role, read once per session for the filter
+        self._reading_facts = False  # (read when the filter line first opens: not behind the first keystrokes)
         self._history: list[Params] = []  # earlier parameter sets (ctrl+z), oldest first
         self._future: list[Params] = []  # parameter sets undone (ctrl+y)
         self._restoring = False  # an undo / redo is setting the params: not a new history entry
@@ -439,7 +441,7 @@ class InspectorScreen(Screen[None]):
     def _show_busy(self, generation: int) -> None:
         """A run is taking long enough to see: say so, and dim the table as stale."""
         if self._applied != generation and generation == self._generation:
-            self.add_class("-stale")
+            self.query_one(ItemsTable).set_stale(True)
             self.query_one(ChangesLine).busy = True
 
     @work(exclusive=True, group="assemble", exit_on_error=False)
@@ -472,18 +474,21 @@ class InspectorScreen(Screen[None]):
                 return None  # a newer edit is queued: do not spend a run on this one
             self._in_flight += 1
             try:
-                previous = self.trace  # what the screen shows: the diff is against it
+                on_screen = self.assembly  # (read once: the UI thread may apply another result meanwhile)
+                previous = on_screen.trace if on_screen is not None else None  # the diff is against it
                 started = time.perf_counter()
                 trace = assembler.run(params)
                 elapsed = time.perf_counter() - started
-                layout = layout_rows(trace, sort)
+                before = on_screen.layout if on_screen is not None else None
+                layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
                 diff = diff_outcomes(previous, trace)
-                sent = sent_parts(trace)
+                counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
+                sent = sent_parts(trace, assembler.message_tokens(trace.summary.engine_line), layout.index_of_key)
                 cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
-        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous)
+        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous, counts=counts)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
@@ -530,19 +535,18 @@ class InspectorScreen(Screen[None]):
             self._prepare(self.assembler, result.trace.params)
         result.edit = self._last_edit
         result.first = first
-        self.remove_class("-stale")
+        self.query_one(ItemsTable).set_stale(False)
         self.query_one(ChangesLine).busy = False
         self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
             result.diff = diff_outcomes(self.trace, result.trace)
+            result.counts = None  # (counted from the trace it was diffed against)
             result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
             result.base = self.trace
         self._applied = generation
         self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
         if self.query_filter is not None:
             self._apply_filter()
-        if first:
-            self._read_facts(result.trace)
         self.roi = roi_table(result.trace)
         self.sub_title = self._title_with(result.trace)
         if first:
@@ -910,6 +914,17 @@ class InspectorScreen(Screen[None]):
 
     # --- finding items ----------------------------------------------------------------------------
 
+    def _want_facts(self) -> None:
+        """Start reading the items' facts unless they are read or being read.
+
+        Only a filter reads them, and they cost a pass over every item (seconds at 100,000
+        items, holding the run lock): read on the first opening of the filter line, the
+        edits before it never wait for them.
+        """
+        if self.facts is None and not self._reading_facts and self.trace is not None:
+            self._reading_facts = True
+            self._read_facts(self.trace)
+
     @work(thread=True, exclusive=True, group="facts", exit_on_error=False)
     def _read_facts(self, trace: Trace) -> None:
         """Read every item's text, kind and role once (one thread uses the assembler's runs at a time)."""
@@ -919,10 +934,12 @@ class InspectorScreen(Screen[None]):
 
     def _facts_ready(self, facts: ItemFacts) -> None:
         self.facts = facts
+        self._reading_facts = False
         if self.query_filter is not None and self.query_filter.needs_text:
             self._apply_filter()
 
     def action_filter(self) -> None:
+        self._want_facts()
         line = self.query_one(FindLine)
         line.open("filter", self.query_filter.text if self.query_filter is not None else "")
 
@@ -957,6 +974,7 @@ class InspectorScreen(Screen[None]):
             return
         if query.needs_text and self.facts is None:
             table.border_title = "items · reading item text for the filter…"
+            self._want_facts()
             return
         table.set_presentation(matches=matching(trace, query, self.facts, self.diff.changed))
 

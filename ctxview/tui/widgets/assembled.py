@@ -8,7 +8,7 @@ highlight).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -68,7 +68,9 @@ class AssembledView(VirtualList):
         self.trace: Trace | None = None
         self._by_key: dict[str, Decision] = {}
         self.highlight: int | None = None
-        self._previews: dict[int, tuple[str, str]] = {}
+        # id(message) → (message, role, preview): kept across runs, whose messages are mostly the same objects
+        # (holding the message keeps its id from being reused)
+        self._previews: dict[int, tuple[Any, str, str]] = {}
 
     def on_mount(self) -> None:
         self.border_title = "assembled context"
@@ -84,7 +86,6 @@ class AssembledView(VirtualList):
     def show(self, trace: Trace) -> None:
         self.trace = trace
         self._by_key = {}  # filled as rows are drawn: a 100,000-item trace is not walked per edit
-        self._previews = {}
         self.set_line_count(len(trace.messages))
         sent = count_text(len(trace.messages), "message")
         self.border_subtitle = f"{sent} · {count_text(trace.summary.final_tokens, 'token')}"
@@ -114,15 +115,15 @@ class AssembledView(VirtualList):
         self.post_message(self.MessageChosen(self, key))
 
     def _preview(self, line: int) -> tuple[str, str]:
-        cached = self._previews.get(line)
-        if cached is None:
-            assert self.trace is not None
-            message = self.trace.messages[line]
-            cached = (message_role(message), message_preview(message, 300))
+        assert self.trace is not None
+        message = self.trace.messages[line]
+        cached = self._previews.get(id(message))
+        if cached is None or cached[0] is not message:
+            cached = (message, message_role(message), message_preview(message, 300))
             if len(self._previews) > 4096:
                 self._previews.clear()
-            self._previews[line] = cached
-        return cached
+            self._previews[id(message)] = cached
+        return cached[1], cached[2]
 
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
         assert self.trace is not None

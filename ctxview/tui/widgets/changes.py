@@ -76,7 +76,7 @@ class ChangesLine(Static):
                 if n:
                     line.append(" · ")
                 line.append(f"{_MARKERS[direction]} {words}", style=styles[direction])
-        counts = trace.outcome_counts()
+        counts = assembly.counts if assembly.counts is not None else trace.outcome_counts()
         kept = sum(n for outcome, n in counts.items() if outcome in KEPT_OUTCOMES and outcome != "appended")
         evicted = counts.get("evicted", 0) + counts.get("evicted-for-live", 0)
         line.append(f"   │ {kept:,} kept · {evicted:,} evicted", style=muted)

@@ -19,9 +19,11 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.events import Resize
+from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.validation import ValidationResult, Validator
+from textual.widget import Widget
 from textual.widgets import Input, Select, Switch
 
 from ctxview.errors import InputError
@@ -30,6 +32,23 @@ from ctxview.tui.actions import active_keymap, app_key
 from ctxview.tui.scoring_view import scorer_choice
 from ctxview.tui.view import parse_budget_text, parse_count_text, parse_whole_text
 from ctxview.tui.widgets.scorer_controls import ChoiceSelect, ScorerSelect, TokenizerSelect
+
+
+class FieldInput(Input):
+    """``Input`` whose text growing by a character repaints the field alone.
+
+    Textual's input sets its virtual width to its text's on every change, a reactive
+    that re-lays out (and repaints) the whole screen: per keystroke in the prompt, more
+    than the items table's new rows cost.  The field's own size never depends on its
+    text here (the controls give it a width), and it has no scrollbar, so the new width
+    is set quietly; what scrolls the text to the cursor reads it all the same.
+    """
+
+    def _watch_value(self, value: str) -> None:
+        if not self.styles.auto_dimensions:
+            self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))  # the value Input sets next
+            self.refresh()
+        super()._watch_value(value)
 
 
 class _ParseValidator(Validator):
@@ -139,10 +158,10 @@ class Controls(Horizontal):
 
     def compose(self) -> ComposeResult:
         p = self.params
-        yield Input(p.prompt or "", placeholder="type the next user prompt…", id="prompt")
-        yield Input(str(p.token_budget), id="budget", validators=[_ParseValidator(_budget)])
-        yield Input(_number_text(p.fresh_tail_count), id="tail", validators=[_ParseValidator(_tail)])
-        yield Input(str(p.reserved_tokens), id="reserved", validators=[_ParseValidator(_reserved)])
+        yield FieldInput(p.prompt or "", placeholder="type the next user prompt…", id="prompt")
+        yield FieldInput(str(p.token_budget), id="budget", validators=[_ParseValidator(_budget)])
+        yield FieldInput(_number_text(p.fresh_tail_count), id="tail", validators=[_ParseValidator(_tail)])
+        yield FieldInput(str(p.reserved_tokens), id="reserved", validators=[_ParseValidator(_reserved)])
         yield Switch(p.prompt_aware_eviction, id="prompt-aware")
         yield Switch(p.engine, id="engine")
         yield ScorerSelect(p.scorer, id="scorer")

@@ -18,6 +18,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from ctxview.tui.actions import bindings
 
@@ -74,9 +75,21 @@ class VirtualList(ScrollView, can_focus=True):
         return self._line_count
 
     def set_line_count(self, count: int) -> None:
-        """New row data: resize the virtual area, drop cached lines, repaint."""
+        """New row data: resize the virtual area, drop cached lines, repaint.
+
+        A new virtual size re-lays out the whole screen (``virtual_size`` is a layout
+        reactive), though only this list's scrollbar depends on it: that is done only
+        when the scrollbar comes or goes; otherwise the scrollbar is updated in place.
+        """
         self._line_count = count
-        self.virtual_size = Size(self.scrollable_content_region.width, count + self.HEADER_LINES)
+        size = Size(self.scrollable_content_region.width, count + self.HEADER_LINES)
+        old = self.virtual_size
+        height = self.scrollable_content_region.height
+        if size != old and self.is_attached and (old.height > height) == (size.height > height):
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
+        else:
+            self.virtual_size = size
         if self.cursor is not None and self.cursor >= count:
             self.cursor = self._nearest_selectable(count - 1, -1)
         self.invalidate()

@@ -1,0 +1,132 @@
+"""Where a keystroke's time goes in the TUI, in CPU time (comparable on a busy machine, unlike wall time).
+
+Runs the benchmark's TUI worker (``run.py``: a prompt typed a character at a time, then
+``+`` / ``-`` on the items table) and splits each edit into the thread CPU of
+
+* the UI thread, from the edit's request until the items table draws the new trace;
+* ``SessionAssembler.run`` in the worker thread (the core);
+* the rest of the worker's run (table layout, outcome diff and counts, budget-bar parts, cache prefix).
+
+The GIL makes these add up: the wall time of an edit is at least their sum.  With
+``--profile FILE`` the UI thread's part is also written as a cProfile (thread CPU) for
+``python -m pstats FILE`` (profiling slows that thread several times: compare its
+numbers with runs without the option).
+
+Usage::
+
+    python benchmarks/tui_cpu.py --size 10000
+    python benchmarks/tui_cpu.py --size 100000 --keys data --profile /tmp/ui.prof
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run as bench  # (the benchmark next to this file)
+
+
+class EditClock:
+    """Thread CPU of each edit, by part (see the module docstring)."""
+
+    def __init__(self, profile: cProfile.Profile | None) -> None:
+        self.profile = profile
+        self.ui: list[float] = []
+        self.core: list[float] = []
+        self.view: list[float] = []
+        self._core_last = 0.0
+        self._waiting_for: Any = None  # the trace the table showed when the edit was asked for
+        self._started = 0.0
+
+    def install(self) -> None:
+        from ctxview.pipeline import SessionAssembler
+        from ctxview.tui.screens.inspector import InspectorScreen
+        from ctxview.tui.widgets.items_table import ItemsTable
+
+        clock = self
+        real_core = SessionAssembler.run
+        real_run = InspectorScreen._run
+        real_request = InspectorScreen.request_assembly
+        real_render = ItemsTable.render_line
+
+        def core(assembler: Any, *args: Any, **kwargs: Any) -> Any:
+            mark = time.thread_time()
+            try:
+                return real_core(assembler, *args, **kwargs)
+            finally:
+                clock._core_last = time.thread_time() - mark
+
+        def worker_run(screen: Any, *args: Any, **kwargs: Any) -> Any:
+            mark = time.thread_time()
+            try:
+                return real_run(screen, *args, **kwargs)
+            finally:
+                total = time.thread_time() - mark
+                clock.core.append(clock._core_last)
+                clock.view.append(total - clock._core_last)
+
+        def request(screen: Any, *args: Any, **kwargs: Any) -> Any:
+            shown = screen.query_one(ItemsTable).trace
+            if screen.trace is not None and shown is not None and clock._waiting_for is None:
+                clock._waiting_for, clock._started = shown, time.thread_time()
+                if clock.profile is not None:
+                    clock.profile.enable()
+            return real_request(screen, *args, **kwargs)
+
+        def render_line(table: Any, y: int) -> Any:
+            strip = real_render(table, y)
+            if clock._waiting_for is not None and table.trace is not None and table.trace is not clock._waiting_for:
+                if clock.profile is not None:
+                    clock.profile.disable()
+                clock.ui.append(time.thread_time() - clock._started)
+                clock._waiting_for = None
+            return strip
+
+        SessionAssembler.run = core  # type: ignore[method-assign]
+        InspectorScreen._run = worker_run  # type: ignore[method-assign]
+        InspectorScreen.request_assembly = request  # type: ignore[method-assign]
+        ItemsTable.render_line = render_line  # type: ignore[method-assign]
+
+
+def _ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.1f}" if values else "—"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10_000, help="context items (a cached benchmark session)")
+    parser.add_argument("--keys", default="data", help="characters typed into the prompt")
+    parser.add_argument("--profile", metavar="FILE", help="write the UI thread's cProfile (thread CPU) here")
+    args = parser.parse_args(argv)
+
+    db = bench.session_db(args.size)
+    budget = bench.worker_budget(db, 0)["budget"]
+    profile = cProfile.Profile(time.thread_time) if args.profile else None
+    clock = EditClock(profile)
+    clock.install()
+    out = bench.worker_tui(db, budget, args.keys)
+    typed = len(out["tui"])
+    # the first run is the opening assembly; then one run per edit (a superseded edit may skip its run)
+    core, view = clock.core[1:], clock.view[1:]
+    print(f"{db.name}: wall ms, prompt {[round(t * 1000) for t in out['tui']]}, "
+          f"budget {[round(t * 1000) for t in out.get('tui_budget', [])]}")
+    for name, ui, core_part, view_part in (
+        ("prompt edit", clock.ui[:typed], core[:typed], view[:typed]),
+        ("budget edit", clock.ui[typed:], core[typed:], view[typed:]),
+    ):
+        print(f"{name}: CPU medians, UI thread {_ms(ui)} + SessionAssembler.run {_ms(core_part)}"
+              f" + view work in the worker {_ms(view_part)} ms")
+    if profile is not None:
+        profile.dump_stats(args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
