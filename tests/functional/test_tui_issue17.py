@@ -575,9 +575,10 @@ async def test_the_sweep_shows_progress_and_escape_cancels_it(demo_db, assembler
         sweep = app.screen
         assert isinstance(sweep, SweepScreen)
         bar = sweep.query_one("#sweep-progress", ProgressBar)
-        await wait_for(pilot, lambda: bar.progress == 1)
+        # the range (its top run is the sweep's top exact run), then the first exact run; held in the second
+        await wait_for(pilot, lambda: bar.progress == 2)
         assert bar.total == 6
-        assert str(sweep.query_one("#sweep-notes").render()) == "sweeping… 1 of 6 exact runs (escape cancels)"
+        assert str(sweep.query_one("#sweep-notes").render()) == "sweeping… 2 of 6 exact runs (escape cancels)"
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen and screen.min_budgets is None  # cancelled: nothing from it is kept
