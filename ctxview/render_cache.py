@@ -10,8 +10,8 @@ to one file per database and conversation under the user's cache directory
 
 A cached render is used only when nothing about the database can have changed: the file
 records the database's real path, device, inode, size and modification time, its header's
-change counter, the same for its ``-wal`` (and that file's header), ctxview's version and the
-engine line's rule for sender metadata; each is compared exactly, and a checksum over the
+change counter, the same for its ``-wal`` (and that file's header), a digest of the rendering code and
+the engine line's rule for sender metadata; each is compared exactly, and a checksum over the
 payload rejects a torn or altered file.  A database read live beside a writer is never
 cached.  Any failure (no home, a read-only cache directory, a corrupt file) means the
 messages are rendered as usual.  ``CTXVIEW_CACHE=off`` turns the cache off.
@@ -19,10 +19,12 @@ messages are rendered as usual.  ``CTXVIEW_CACHE=off`` turns the cache off.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -105,8 +107,29 @@ def _file_for(directory: Path, identity: Identity, conversation_id: int, sender_
     return directory / f"{name}.renders"
 
 
+@functools.cache
+def _code_version() -> str:
+    """A digest of the code a render depends on: a render made by other code is never reused.
+
+    ``__version__`` alone would let a renderer fixed between two releases reuse renders of the old one.
+    """
+    import ctxview.assembly.render
+    import ctxview.assembly.tokens
+    import ctxview.jsjson
+    import ctxview.model
+
+    digest = hashlib.sha256(f"{FORMAT}\0{__version__}".encode())
+    modules = (ctxview.assembly.render, ctxview.assembly.tokens, ctxview.jsjson, ctxview.model, sys.modules[__name__])
+    for module in modules:
+        try:
+            digest.update(Path(module.__file__ or "").read_bytes())
+        except OSError:
+            digest.update(module.__name__.encode())
+    return digest.hexdigest()
+
+
 def _header(identity: Identity, conversation_id: int, sender_metadata: bool) -> bytes:
-    return marshal.dumps((FORMAT, __version__, identity, conversation_id, sender_metadata))
+    return marshal.dumps((_code_version(), identity, conversation_id, sender_metadata))
 
 
 def load(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> dict[int, Any] | None:
@@ -133,11 +156,6 @@ def load(identity: Identity | None, conversation_id: int, sender_metadata: bool)
     except (OSError, ValueError, EOFError, TypeError):
         return None
     return renders if isinstance(renders, dict) else None
-
-
-def rendered(fields: Any) -> RenderedMessage | None:
-    """A cached entry back as the render it was (None: the message is skipped, as rendered)."""
-    return None if fields is None else RenderedMessage(*fields)
 
 
 def fields_of(render: RenderedMessage | None) -> Any:

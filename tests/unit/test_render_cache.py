@@ -240,3 +240,15 @@ def test_parts_asked_for_after_the_database_changed_are_refused(cache: Path, tmp
     message = next(iter(warm_session.messages.values()))
     with pytest.raises(DatabaseError, match="changed since it was read; reload it"):
         len(message.parts)
+
+
+def test_renders_made_by_other_rendering_code_are_not_used(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=120)
+    _, session = _resolve(db)
+    save_pending_renders()
+    assert _stored(session) is not None
+    monkeypatch.setattr(render_cache, "_code_version", lambda: "a renderer changed since")
+    assert _stored(session) is None
