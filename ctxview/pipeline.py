@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the opt-in scorers load only when a run asks for one (a def
 # (session, engine rule, renders) made by resolutions and not yet written to the render cache
 _UNSAVED: list[tuple[Session, bool, Renders]] = []
 _UNSAVED_LOCK = threading.Lock()
-_UNSAVED_LIMIT = 2
+_UNSAVED_LIMIT = 1  # the newest session: a --watch reload never keeps an older one alive
 
 
 def save_pending_renders() -> None:

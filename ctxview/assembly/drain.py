@@ -1093,4 +1093,6 @@ def drained_session(session: Session, prediction: DrainPrediction) -> Session:
         summaries=summaries,
         maintenance=dict(prediction.maintenance_after) if prediction.maintenance_after is not None else None,
         stored_context_tokens=tokens,
+        cache_identity=None,  # a state the database never held: its renders are neither read nor written
+        cached_renders=None,
     )

@@ -338,6 +338,7 @@ def test_the_drained_session_is_what_the_engine_assembles_next(tmp_path: Path) -
         0,
     )
     assert session.items[0].message_id == 1 and len(session.summaries) == 0  # the loaded session is left alone
+    assert session.cache_identity is not None and drained.cache_identity is None  # no render cache of a made-up state
     trace = run(path, **params)
     assert trace.summary.engine_outcome == "assembled"
     assert trace.notes[0].startswith("A compaction is pending and the stored context (3024 tokens) exceeds the budget")
