@@ -25,13 +25,14 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview import __version__
-from ctxview.assembly.render import RenderedMessage
+
+if TYPE_CHECKING:  # the store imports this module: a command that renders nothing never loads the renderer
+    from ctxview.assembly.render import RenderedMessage
 
 FORMAT = 1
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
@@ -176,6 +177,8 @@ def save(
 
     ``source`` is checked again first: a database that changed while it was read is not cached.
     """
+    import tempfile  # only a run that writes a cache needs it
+
     directory = cache_dir()
     if identity is None or directory is None or not enabled() or database_identity(source) != identity:
         return False
