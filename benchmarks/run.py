@@ -232,6 +232,21 @@ def worker_tui(db: Path, budget: int, keys: str) -> dict[str, Any]:
 
     opened: list[float] = []
 
+    async def timed(pilot: Any, key: str, shows: Any, what: str) -> float:
+        """Press ``key``; seconds until the table draws a line of a trace for which ``shows(trace)`` holds."""
+        mark = time.perf_counter()
+        press = asyncio.create_task(pilot.press(key))
+        while True:
+            seen = painted[0]
+            if seen is not None and seen[0] > mark and shows(seen[1]):
+                break
+            if time.perf_counter() - mark > 120:
+                raise SystemExit(f"the table never showed the new {what}'s trace")
+            await asyncio.sleep(0.0005)
+        await press
+        await asyncio.sleep(0.05)  # a person types a few keys a second at most
+        return seen[0] - mark
+
     async def main() -> None:
         started = time.perf_counter()
         app = CtxviewApp(db, conversation_id=1, params=params, show_timings=False)
@@ -255,36 +270,16 @@ def worker_tui(db: Path, budget: int, keys: str) -> dict[str, Any]:
             typed = screen.params.prompt or ""
             for key in keys:
                 typed += key
-                mark = time.perf_counter()
-                press = asyncio.create_task(pilot.press("space" if key == " " else key))
-                while True:
-                    seen = painted[0]
-                    if seen is not None and seen[0] > mark and seen[1].params.prompt == typed:
-                        break
-                    if time.perf_counter() - mark > 120:
-                        raise SystemExit("the table never showed the new prompt's trace")
-                    await asyncio.sleep(0.0005)
-                times.append(seen[0] - mark)
-                await press
-                await asyncio.sleep(0.05)  # a person types a few keys a second at most
+                times.append(await timed(pilot, "space" if key == " " else key,
+                                         lambda trace, prompt=typed: trace.params.prompt == prompt, "prompt"))
             # the budget edit: + / - on the table (in the prompt they would be typed)
             screen.action_focus_table()
             await pilot.pause()
             budget_now = screen.params.token_budget
             for step in BUDGET_STEPS[:BUDGET_KEYS]:
                 budget_now = step_budget(budget_now, step)
-                mark = time.perf_counter()
-                press = asyncio.create_task(pilot.press("plus" if step > 0 else "minus"))
-                while True:
-                    seen = painted[0]
-                    if seen is not None and seen[0] > mark and seen[1].params.token_budget == budget_now:
-                        break
-                    if time.perf_counter() - mark > 120:
-                        raise SystemExit("the table never showed the new budget's trace")
-                    await asyncio.sleep(0.0005)
-                budget_times.append(seen[0] - mark)
-                await press
-                await asyncio.sleep(0.05)
+                budget_times.append(await timed(pilot, "plus" if step > 0 else "minus",
+                                                lambda trace, b=budget_now: trace.params.token_budget == b, "budget"))
 
     asyncio.run(main())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
