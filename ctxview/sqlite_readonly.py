@@ -278,18 +278,9 @@ def _open_live(path: Path, wal: Path, connect: Connector) -> ReadOnlyOpen:
     try:
         return ReadOnlyOpen(connect(False), False)
     except sqlite3.DatabaseError as exc:
-        message = str(exc).lower()
-        if "not a database" in message or "malformed" in message:
-            raise open_error(path, exc) from exc
-        if "locked" in message or "busy" in message:
-            # an immutable read would ignore the writer's lock and could see half-written pages
-            raise DatabaseError(f"{path}: the database is locked by a writer ({exc}); try again") from exc
+        _refuse_damaged_or_locked(path, exc)
         # A WAL database in a read-only directory: the -shm cannot be used.
-        try:
-            conn = connect(True)
-        except sqlite3.Error as exc2:
-            raise DatabaseError(f"{path}: cannot be opened read-only ({exc2})") from exc2
-        return ReadOnlyOpen(conn, True, _hidden_commits_warning(wal, always=True))
+        return _immutable_after_failure(path, connect, _hidden_commits_warning(wal, always=True))
 
 
 def _open_rollback(path: Path, connect: Connector) -> ReadOnlyOpen:
@@ -302,19 +293,32 @@ def _open_rollback(path: Path, connect: Connector) -> ReadOnlyOpen:
     try:
         return ReadOnlyOpen(connect(False), False)
     except sqlite3.DatabaseError as exc:
-        message = str(exc).lower()
-        if "not a database" in message or "malformed" in message:
-            raise open_error(path, exc) from exc
-        if "locked" in message or "busy" in message:
-            raise DatabaseError(f"{path}: the database is locked by a writer ({exc}); try again") from exc
-        if "readonly" in message and os.path.lexists(journal):
+        _refuse_damaged_or_locked(path, exc)
+        if "readonly" in str(exc).lower() and os.path.lexists(journal):
             # a hot journal: a writer died mid-transaction, and only undoing it gives a consistent file
             return _open_private_copy(path, journal, None, connect, rollback=True)
-        try:
-            conn = connect(True)
-        except sqlite3.Error as exc2:
-            raise DatabaseError(f"{path}: cannot be opened read-only ({exc2})") from exc2
-        return ReadOnlyOpen(conn, True, [IMMUTABLE_WARNING])
+        return _immutable_after_failure(path, connect, [IMMUTABLE_WARNING])
+
+
+def _refuse_damaged_or_locked(path: Path, exc: sqlite3.DatabaseError) -> None:
+    """A plain read-only open failed: a damaged file or a writer's lock is reported, never read around.
+
+    An immutable read would ignore the writer's lock and could see half-written pages.
+    """
+    message = str(exc).lower()
+    if "not a database" in message or "malformed" in message:
+        raise open_error(path, exc) from exc
+    if "locked" in message or "busy" in message:
+        raise DatabaseError(f"{path}: the database is locked by a writer ({exc}); try again") from exc
+
+
+def _immutable_after_failure(path: Path, connect: Connector, warnings: list[str]) -> ReadOnlyOpen:
+    """The immutable read a plain open that failed for another reason (a read-only place) falls back to."""
+    try:
+        conn = connect(True)
+    except sqlite3.Error as exc:
+        raise DatabaseError(f"{path}: cannot be opened read-only ({exc})") from exc
+    return ReadOnlyOpen(conn, True, warnings)
 
 
 def open_error(path: Path, exc: sqlite3.DatabaseError) -> DatabaseError:
