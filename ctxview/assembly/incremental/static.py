@@ -51,18 +51,15 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
     all_results: dict[str, list[int]] = {}
     calls: dict[str, list[ResolvedItem]] = {}
     results_by_id: dict[str, list[ResolvedItem]] = {}
-    tooled: list[ResolvedItem] = []  # the items that issue or answer a tool call (most items do neither)
-    for item in items:
+    # the items that issue or answer a tool call (most items do neither: they are left out at C speed)
+    tooled = [item for item in items if item.result_id or item.call_ids]
+    for item in tooled:
         result_id = item.result_id
         if result_id:
             all_results.setdefault(result_id, []).append(item.ordinal)
             results_by_id.setdefault(result_id, []).append(item)
-            tooled.append(item)
-        if item.call_ids:
-            for cid in item.call_ids:
-                calls.setdefault(cid, []).append(item)
-            if not result_id:
-                tooled.append(item)
+        for cid in item.call_ids:
+            calls.setdefault(cid, []).append(item)
     pairs: dict[int, tuple[str, ...]] = {}
     for item in tooled:
         partners: dict[str, None] = {}
@@ -76,15 +73,23 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
                     partners[other.key] = None
         if partners:
             pairs[id(item)] = tuple(partners)
-    by_ordinal = {item.ordinal: item for item in resolved}
     covered = {item.ordinal for item in overlay.covered}
     focus = overlay.focus_item
     rows = sorted(session.items, key=lambda r: r.ordinal)
     plan: list[tuple[str, Any]]
-    if focus is None and not covered:  # the usual session: one loop at C speed
-        found = by_ordinal.get
+    ordinals = [item.ordinal for item in resolved]
+    if (
+        focus is None
+        and not covered
+        and ordinals == [row.ordinal for row in rows]
+        and len(set(ordinals)) == len(ordinals)
+    ):  # the usual session: every row resolved, in order, each its own ordinal
+        plan = [("item", item) for item in resolved]
+    elif focus is None and not covered:
+        found = {item.ordinal: item for item in resolved}.get
         plan = [("item", item) if (item := found(row.ordinal)) is not None else ("unresolved", row) for row in rows]
     else:
+        by_ordinal = {item.ordinal: item for item in resolved}
         plan = []
         for row in rows:
             if focus is not None and row.ordinal == focus.ordinal:
