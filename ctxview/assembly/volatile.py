@@ -131,6 +131,27 @@ def protected_by_hash(own: Sequence[str], hashes: Iterable[str]) -> set[int]:
     return protected
 
 
+def protected_from_newest(
+    assembled: Sequence[Any], hashes: Iterable[str], hash_of: Callable[[Any], str]
+) -> set[int]:
+    """``protected_by_hash`` hashing only as far back as it must: distinct wanted hashes (the engine's
+    case) each take their newest index, so the scan from the newest stops once every one is found
+    (the fresh tail is at the end: a long context is not hashed message by message)."""
+    listed = list(hashes)
+    wanted = set(listed)
+    if len(wanted) != len(listed):
+        return protected_by_hash([hash_of(m) for m in assembled], listed)
+    found: set[int] = set()
+    for index in range(len(assembled) - 1, -1, -1):
+        if not wanted:
+            break
+        value = hash_of(assembled[index])
+        if value in wanted:
+            wanted.discard(value)
+            found.add(index)
+    return found
+
+
 # --- §9.7 tool-pair structure ----------------------------------------------------------------
 
 
