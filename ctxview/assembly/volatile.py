@@ -29,7 +29,7 @@ from ctxview.assembly.live import (
     stored_role,
     stored_token_count,
 )
-from ctxview.assembly.tokens import serialized_message_tokens
+from ctxview.assembly.tokens import ESTIMATES_OF_JSON, serialized_message_tokens
 from ctxview.jsjson import collapse_js_whitespace, h16, is_blank, js_stringify, js_trim, js_trim_start
 
 # §7.4 with a key per message: (messages, keys) -> (repaired messages, their keys; None = synthetic)
@@ -129,27 +129,6 @@ def protected_by_hash(own: Sequence[str], hashes: Iterable[str]) -> set[int]:
                 protected.add(index)
                 break
     return protected
-
-
-def protected_from_newest(
-    assembled: Sequence[Any], hashes: Iterable[str], hash_of: Callable[[Any], str]
-) -> set[int]:
-    """``protected_by_hash`` hashing only as far back as it must: distinct wanted hashes (the engine's
-    case) each take their newest index, so the scan from the newest stops once every one is found
-    (the fresh tail is at the end: a long context is not hashed message by message)."""
-    listed = list(hashes)
-    wanted = set(listed)
-    if len(wanted) != len(listed):
-        return protected_by_hash([hash_of(m) for m in assembled], listed)
-    found: set[int] = set()
-    for index in range(len(assembled) - 1, -1, -1):
-        if not wanted:
-            break
-        value = hash_of(assembled[index])
-        if value in wanted:
-            wanted.discard(value)
-            found.add(index)
-    return found
 
 
 # --- §9.7 tool-pair structure ----------------------------------------------------------------
@@ -355,6 +334,8 @@ class SerializedCache:
 
     def __init__(self, limit: int | None = None, estimate: Callable[[Any], int] = serialized_message_tokens) -> None:
         self._estimate = estimate  # the §4.3 estimate of the engine line's rules
+        # the same estimate from the message's JSON: then one stringify gives both its tokens and its hash
+        self._estimate_of_json = ESTIMATES_OF_JSON.get(estimate)
         self._alive: dict[int, Any] = {}  # id → message: holding it keeps the id from being reused
         self._tokens: dict[int, int] = {}
         self._h16: dict[int, str] = {}
@@ -374,9 +355,22 @@ class SerializedCache:
     def __call__(self, message: Any) -> int:
         value = self._tokens.get(id(message))
         if value is None:
+            if self._estimate_of_json is not None:
+                return self._measure(message)[0]
             value = self._estimate(message)
             self._tokens[self._hold(message)] = value
         return value
+
+    def _measure(self, message: Any) -> tuple[int, str]:
+        """(tokens, h16) of a message from one ``JSON.stringify``: a run asks both of most messages."""
+        assert self._estimate_of_json is not None
+        text = self.json(message)
+        tokens = self._estimate_of_json(message, text)
+        value = h16_of_json("[" + text + "]")
+        key = self._hold(message)
+        self._tokens[key] = tokens
+        self._h16[key] = value
+        return tokens, value
 
     def _of_all(self, table: dict[int, Any], one: Callable[[Any], Any], messages: Sequence[Any]) -> list[Any]:
         """``[one(m) for m in messages]``, looking the cached ones up at C speed."""
@@ -398,6 +392,8 @@ class SerializedCache:
         """``h16([message])`` (the §9.3 hash of one message)."""
         value = self._h16.get(id(message))
         if value is None:
+            if self._estimate_of_json is not None:
+                return self._measure(message)[1]
             value = h16_of_json("[" + self.json(message) + "]")
             self._h16[self._hold(message)] = value
         return value

@@ -3,52 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from ctxview.assembly.volatile import protected_by_hash, protected_from_newest
+from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
+from ctxview.assembly.volatile import SerializedCache
 from ctxview.jsjson import h16
 from ctxview.model import Params
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
 
-TEXTS = ["a", "b", "c", "d"]
+OPAQUE = "iVBORw0KGgo" + "A1b2" * 1500  # a base64-looking payload the estimate replaces
+MESSAGES: list[Any] = [
+    {"role": "user", "content": "plain"},
+    {"role": "assistant", "content": [{"type": "text", "text": "é 日本語 😀"}]},
+    {"role": "toolResult", "toolName": "read", "content": [{"type": "text", "text": "x" * 5000}]},
+    {"role": "toolResult", "tool_name": "shot", "content": [{"type": "image", "data": OPAQUE}]},
+    {"role": "user", "content": "y" * 2100},
+]
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    assembled=st.lists(st.sampled_from(TEXTS), max_size=12),
-    wanted=st.lists(st.sampled_from([*TEXTS, "missing"]), max_size=5),
-)
-def test_scanning_from_the_newest_protects_what_hashing_every_message_protects(
-    assembled: list[str], wanted: list[str]
-) -> None:
-    messages = [{"role": "user", "content": text} for text in assembled]
-    hashes = [h16([{"role": "user", "content": text}]) for text in wanted]
-    hashed: list[int] = []
-
-    def hash_of(message: object) -> str:
-        hashed.append(1)
-        return h16([message])
-
-    expected = protected_by_hash([h16([m]) for m in messages], hashes)
-    assert protected_from_newest(messages, hashes, hash_of) == expected
-    assert protected_from_newest(messages, iter(hashes), hash_of) == expected
-
-
-def test_the_scan_stops_at_the_oldest_wanted_message() -> None:
-    messages = [{"role": "user", "content": str(i)} for i in range(10)]
-    hashed: list[int] = []
-
-    def hash_of(message: dict[str, str]) -> str:
-        hashed.append(int(message["content"]))
-        return h16([message])
-
-    assert protected_from_newest(messages, [h16([messages[9]]), h16([messages[7]])], hash_of) == {7, 9}
-    assert hashed == [9, 8, 7]
+@pytest.mark.parametrize("estimate", [serialized_message_tokens, serialized_message_tokens_1_0])
+@pytest.mark.parametrize("hash_first", [False, True])
+def test_one_stringify_gives_the_tokens_and_the_hash_of_each_alone(estimate: Any, hash_first: bool) -> None:
+    memo = SerializedCache(estimate=estimate)
+    for message in MESSAGES:
+        if hash_first:
+            assert memo.h16(message) == h16([message])
+        assert memo(message) == estimate(message)
+        assert memo.h16(message) == h16([message])
+    assert memo.tokens_of_all(MESSAGES) == [estimate(m) for m in MESSAGES]
+    assert memo.h16_of_all(MESSAGES) == [h16([m]) for m in MESSAGES]
+    assert serialized_message_tokens(MESSAGES[3]) > 1600 > serialized_message_tokens(MESSAGES[3] | {"content": []})
 
 
 def _index_built(assembler: SessionAssembler) -> bool:
