@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
+from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
 from ctxview.model import KEPT_OUTCOMES, Params, Trace, column, count_text
 
@@ -93,9 +94,9 @@ def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
     """
-    low, high = _range_of(assembler.run(params))
+    low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
-    top = assembler.run(top_params)
+    top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
         before = clamp.get("serializedTokensBefore")
@@ -129,6 +130,13 @@ def _recall(assembler: SessionAssembler, params: Params) -> Trace | None:
             return None
         _REMEMBERED = None
         return trace
+
+
+def _run(assembler: SessionAssembler, params: Params) -> Trace:
+    """One exact run with the cyclic GC paused: a run allocates millions of objects that live as long as
+    it does, and every full collection in it would walk the session's heap again (a third of a cold run)."""
+    with gc_paused():
+        return assembler.run(params)
 
 
 def _range_of(trace: Trace) -> tuple[int, int]:
@@ -214,7 +222,7 @@ def sweep(
         outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep))
     else:
         for budget in pending:
-            trace = assembler.run(replace(params, token_budget=budget))
+            trace = _run(assembler, replace(params, token_budget=budget))
             outcomes[budget] = _ExactRun.of(trace)
             keep(budget, trace)
             report.done_one()
@@ -378,7 +386,7 @@ def _can_fork() -> bool:
 def _run_one(budget: int) -> tuple[int, _ExactRun]:
     assert _FORKED is not None
     assembler, params = _FORKED
-    return budget, _ExactRun.of(assembler.run(replace(params, token_budget=budget)))
+    return budget, _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
 
 
 def _shares(budgets: list[int], count: int) -> list[list[int]]:
@@ -416,7 +424,7 @@ def _exact_runs_forked(
         with multiprocessing.get_context("fork").Pool(len(others)) as pool:  # (leaving it ends the workers)
             forked = pool.imap_unordered(_run_one, [budget for share in others for budget in share])
             for budget in own:
-                trace = assembler.run(replace(params, token_budget=budget))
+                trace = _run(assembler, replace(params, token_budget=budget))
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
                 report.done_one()
