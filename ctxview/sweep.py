@@ -88,14 +88,17 @@ SENT_FROM_SENTENCE = (
 )
 
 
-def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
+def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | None = None) -> tuple[int, int]:
     """(smallest, largest) token budget worth sweeping: the fresh-tail size and the whole session.
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
+    ``workers`` as for ``sweep``: with 2, a forked process measures the messages for the
+    engine step of the run at the whole session while this one cleans them up (``_prewarm``).
     """
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
+    _prewarm(assembler, top_params, workers)
     top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
@@ -139,6 +142,58 @@ def _run(assembler: SessionAssembler, params: Params) -> Trace:
         return assembler.run(params)
 
 
+def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -> None:
+    """Before the first run at the whole session, share its two costs between two processes.
+
+    That run cleans up and repairs every chunk (kept by the chunk plan for every later run)
+    and measures every message for the engine step (serialized tokens, hash, pairing ids;
+    kept by the engine memo).  Assembled messages are the resolved items' own objects unless
+    clean-up copied them, so a forked process measures the resolved messages the memo lacks
+    while this one does the clean-up; the memo then takes the values it sends back.  Nothing
+    changes what the run gives: the memo holds the same values it would compute itself.
+    """
+    if not params.engine:
+        return
+    try:
+        rules = assembler.rules(params)[0]
+        resolved = assembler.resolved(params.timezone, rules.sender_metadata)
+    except JSError:
+        return
+    memo = assembler.engine_memo(params)
+    cold = memo.unmeasured([item.message for item in resolved])
+    if not cold or _worker_count(workers, 2, len(cold)) < 2:
+        return
+    import multiprocessing
+
+    global _FORKED_MEASURE
+    _FORKED_MEASURE = (memo, cold)
+    gc.freeze()  # (as for the exact runs: the child's collections skip the inherited heap)
+    try:
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            measured = pool.apply_async(_measure_forked)
+            try:
+                with gc_paused():
+                    assembler.assemble(params, params.effective_budget)  # the chunk outcomes, remembered
+            except JSError:
+                pass  # the run says why; the measured values are still right
+            values = measured.get()
+    finally:
+        gc.unfreeze()
+        _FORKED_MEASURE = None
+    memo.seed(cold, values)
+
+
+# the messages a forked process measures, and the memo that measures them: inherited through fork
+_FORKED_MEASURE: tuple[Any, list[Any]] | None = None
+
+
+def _measure_forked() -> list[Any]:
+    assert _FORKED_MEASURE is not None
+    memo, messages = _FORKED_MEASURE
+    with gc_paused():
+        return memo.measure_all(messages)  # type: ignore[no-any-return]
+
+
 def _range_of(trace: Trace) -> tuple[int, int]:
     s = trace.summary
     reserved = max(0, trace.params.reserved_tokens)
@@ -147,9 +202,11 @@ def _range_of(trace: Trace) -> tuple[int, int]:
     return low, high
 
 
-def default_budgets(assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS) -> list[int]:
+def default_budgets(
+    assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS, *, workers: int | None = None
+) -> list[int]:
     """``points`` budgets evenly spaced from the fresh-tail size to the total, both ends included."""
-    low, high = budget_range(assembler, params)
+    low, high = budget_range(assembler, params, workers=workers)
     return spaced(low, high, points)
 
 
@@ -300,7 +357,7 @@ def sweep_session(
     expected = 1 + max(0, (points if runs is None else min(runs, points)) - 1)  # (sweep corrects it)
     report = _Progress(progress, expected)
     report.check()
-    found_low, found_high = budget_range(assembler, params)
+    found_low, found_high = budget_range(assembler, params, workers=workers)
     try:  # the range's top run waits for the sweep; whatever happens, it is not kept past it
         report.done_one()
         low = found_low if low is None else low
