@@ -6,6 +6,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
 from ctxview.assembly.volatile import SerializedCache
@@ -14,7 +16,7 @@ from ctxview.model import Params
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
-from ctxview.sweep import default_budgets, sweep
+from ctxview.sweep import _ExactRun, _sent_budgets, _sent_budgets_by_key, default_budgets, sweep
 
 OPAQUE = "iVBORw0KGgo" + "A1b2" * 1500  # a base64-looking payload the estimate replaces
 MESSAGES: list[Any] = [
@@ -105,3 +107,22 @@ def test_messages_measured_in_a_forked_process_give_the_same_sweep(
         results.append((budgets, result, result.top_trace.summary, list(result.top_trace.decisions)))
     assert len(seeded) == 1 and seeded[0] > 400  # the forked process measured the messages the first run left
     assert results[0] == results[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), items=st.integers(0, 40), runs=st.integers(1, 6), same_keys=st.booleans())
+def test_sent_budgets_from_whole_run_masks_equal_the_key_by_key_walk(
+    data: st.DataObject, items: int, runs: int, same_keys: bool
+) -> None:
+    keys = [f"o:{i}" for i in range(items)]
+    ran = []
+    for index in range(runs):
+        kept = bytes(data.draw(st.lists(st.integers(0, 1), min_size=items, max_size=items)))
+        run_keys = keys if same_keys or index == 0 else [*keys, f"l:{index}"]
+        if run_keys is not keys:
+            kept += b"\x01"
+        ran.append((100 * (index + 1), _ExactRun(0, 0, run_keys, kept)))
+    fast = _sent_budgets(ran)
+    slow = _sent_budgets_by_key(ran)
+    assert fast == slow
+    assert [list(d) for d in fast] == [list(d) for d in slow]  # the same key order too
