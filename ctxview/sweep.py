@@ -162,7 +162,7 @@ def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -
         return
     memo = assembler.engine_memo(params)
     cold = memo.unmeasured([item.message for item in resolved])
-    if not cold or _worker_count(workers, 2, len(cold)) < 2:
+    if not cold or (workers is None and len(cold) < PREWARM_FROM_MESSAGES) or _worker_count(workers, 2, len(cold)) < 2:
         return
     import multiprocessing
 
@@ -434,6 +434,9 @@ class _Progress:
         self.done += 1
         self.check()
 
+
+# below this many unmeasured messages measuring them takes about as long as starting a process
+PREWARM_FROM_MESSAGES = 20_000
 
 # below this many items an exact run takes milliseconds: starting a process costs more than it saves
 FORK_FROM_ITEMS = 4000
