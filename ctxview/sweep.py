@@ -168,7 +168,9 @@ def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -
 
     global _FORKED_MEASURE
     _FORKED_MEASURE = (memo, cold)
-    gc.freeze()  # (as for the exact runs: the child's collections skip the inherited heap)
+    # the child's collections then skip the inherited heap (no copy of every page they would touch); it stays
+    # frozen after, as the assembler keeps its session (unfreezing would put the session back in every collection)
+    gc.freeze()
     try:
         with multiprocessing.get_context("fork").Pool(1) as pool:
             measured = pool.apply_async(_measure_forked)
@@ -179,7 +181,6 @@ def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -
                 pass  # the run says why; the measured values are still right
             values = measured.get()
     finally:
-        gc.unfreeze()
         _FORKED_MEASURE = None
     memo.seed(cold, values)
 
@@ -517,7 +518,7 @@ def _exact_runs_forked(
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers)
     _FORKED = (assembler, params)
-    gc.freeze()  # the workers' collections then skip the inherited heap: no copy of every page it touches
+    gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: see _prewarm)
     outcomes: dict[int, _ExactRun] = {}
     try:
         with multiprocessing.get_context("fork").Pool(len(others)) as pool:  # (leaving it ends the workers)
@@ -531,7 +532,6 @@ def _exact_runs_forked(
                 outcomes[budget] = run
                 report.done_one()
     finally:
-        gc.unfreeze()
         _FORKED = None
     return outcomes
 
