@@ -179,7 +179,10 @@ def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -
                     assembler.assemble(params, params.effective_budget)  # the chunk outcomes, remembered
             except JSError:
                 pass  # the run says why; the measured values are still right
-            values = measured.get()
+            try:
+                values = measured.get()
+            except Exception:  # (a message the engine would fail on fails in the run itself, as without this)
+                return
     finally:
         _FORKED_MEASURE = None
     memo.seed(cold, values)
