@@ -30,11 +30,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
+from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
 from ctxview.model import KEPT_OUTCOMES, Params, Trace, column, count_text
 
@@ -87,15 +88,18 @@ SENT_FROM_SENTENCE = (
 )
 
 
-def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
+def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | None = None) -> tuple[int, int]:
     """(smallest, largest) token budget worth sweeping: the fresh-tail size and the whole session.
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
+    ``workers`` as for ``sweep``: with 2, a forked process measures the messages for the
+    engine step of the run at the whole session while this one cleans them up (``_prewarm``).
     """
-    low, high = _range_of(assembler.run(params))
+    low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
-    top = assembler.run(top_params)
+    _prewarm(assembler, top_params, workers)
+    top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
         before = clamp.get("serializedTokensBefore")
@@ -131,6 +135,70 @@ def _recall(assembler: SessionAssembler, params: Params) -> Trace | None:
         return trace
 
 
+def _run(assembler: SessionAssembler, params: Params) -> Trace:
+    """One exact run with the cyclic GC paused: a run allocates hundreds of thousands of objects that live
+    as long as it does, and each full collection in it walks the session's heap again (at 100,000 items a
+    warm run took 0.8–1.1 s of CPU with collections, 0.55–0.8 s without)."""
+    with gc_paused():
+        return assembler.run(params)
+
+
+def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -> None:
+    """Before the first run at the whole session, share its two costs between two processes.
+
+    That run cleans up and repairs every chunk (kept by the chunk plan for every later run)
+    and measures every message for the engine step (serialized tokens, hash, pairing ids;
+    kept by the engine memo).  Assembled messages are the resolved items' own objects unless
+    clean-up copied them, so a forked process measures the resolved messages the memo lacks
+    while this one does the clean-up; the memo then takes the values it sends back.  Nothing
+    changes what the run gives: the memo holds the same values it would compute itself.
+    """
+    if not params.engine:
+        return
+    try:
+        rules = assembler.rules(params)[0]
+        resolved = assembler.resolved(params.timezone, rules.sender_metadata)
+    except JSError:
+        return
+    memo = assembler.engine_memo(params)
+    cold = memo.unmeasured([item.message for item in resolved])
+    if not cold or (workers is None and len(cold) < PREWARM_FROM_MESSAGES) or _worker_count(workers, 2, len(cold)) < 2:
+        return
+    import multiprocessing
+
+    global _FORKED_MEASURE
+    _FORKED_MEASURE = (memo, cold)
+    # the child's collections then skip the inherited heap (no copy of every page they would touch); it stays
+    # frozen after, as the assembler keeps its session (unfreezing would put the session back in every collection)
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            measured = pool.apply_async(_measure_forked)
+            try:
+                with gc_paused():
+                    assembler.assemble(params, params.effective_budget)  # the chunk outcomes, remembered
+            except JSError:
+                pass  # the run says why; the measured values are still right
+            try:
+                values = measured.get()
+            except Exception:  # (a message the engine would fail on fails in the run itself, as without this)
+                return
+    finally:
+        _FORKED_MEASURE = None
+    memo.seed(cold, values)
+
+
+# the messages a forked process measures, and the memo that measures them: inherited through fork
+_FORKED_MEASURE: tuple[Any, list[Any]] | None = None
+
+
+def _measure_forked() -> list[Any]:
+    assert _FORKED_MEASURE is not None
+    memo, messages = _FORKED_MEASURE
+    with gc_paused():
+        return memo.measure_all(messages)  # type: ignore[no-any-return]
+
+
 def _range_of(trace: Trace) -> tuple[int, int]:
     s = trace.summary
     reserved = max(0, trace.params.reserved_tokens)
@@ -139,9 +207,11 @@ def _range_of(trace: Trace) -> tuple[int, int]:
     return low, high
 
 
-def default_budgets(assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS) -> list[int]:
+def default_budgets(
+    assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS, *, workers: int | None = None
+) -> list[int]:
     """``points`` budgets evenly spaced from the fresh-tail size to the total, both ends included."""
-    low, high = budget_range(assembler, params)
+    low, high = budget_range(assembler, params, workers=workers)
     return spaced(low, high, points)
 
 
@@ -214,16 +284,14 @@ def sweep(
         outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep))
     else:
         for budget in pending:
-            trace = assembler.run(replace(params, token_budget=budget))
+            trace = _run(assembler, replace(params, token_budget=budget))
             outcomes[budget] = _ExactRun.of(trace)
             keep(budget, trace)
             report.done_one()
     top_trace = tops[0] if tops else None
     final_tokens: list[int | None] = []
     kept_items: list[int | None] = []
-    sent_from: dict[str, int | None] = {}
-    sent_after: dict[str, int | None] = {}
-    previous: int | None = None  # the exact run before this one
+    ran: list[tuple[int, _ExactRun]] = []  # the exact runs, ascending
     for budget in budgets:
         if budget not in exact:
             final_tokens.append(None)
@@ -233,18 +301,9 @@ def sweep(
         if run.assembler_tokens != plan.kept_tokens(budget):
             raise RuntimeError(f"sweep replay disagrees with the assembler at budget {budget}")  # a bug, loudly
         final_tokens.append(run.final_tokens)
-        count = 0
-        for key, kept in zip(run.keys, run.kept, strict=True):
-            if kept:
-                count += 1
-                if sent_from.get(key) is None:  # sent from here on, unless a larger run drops it again
-                    sent_from[key] = budget
-                    sent_after[key] = previous
-            else:
-                sent_from[key] = None
-                sent_after[key] = budget
-        kept_items.append(count)
-        previous = budget
+        kept_items.append(run.kept.count(1))
+        ran.append((budget, run))
+    sent_from, sent_after = _sent_budgets(ran)
     notes = [
         f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
         f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step, clamp) give the final "
@@ -272,6 +331,55 @@ def sweep(
     )
 
 
+def _sent_budgets(ran: list[tuple[int, _ExactRun]]) -> tuple[dict[str, int | None], dict[str, int | None]]:
+    """(sent from, sent after) of every key of the exact runs ``ran`` (ascending budgets).
+
+    An item is sent from the run after the last run that does not send it (None: the largest
+    does not), and ``sent after`` is that last run.  When every run has the same keys (the
+    usual case: one decision per item), that last run is found for all items at once, from
+    the largest run down, with whole-run masks; otherwise item by item.
+    """
+    if not ran:
+        return {}, {}
+    keys = ran[0][1].keys
+    if any(run.keys != keys for _, run in ran) or len(set(keys)) != len(keys):
+        return _sent_budgets_by_key(ran)
+    count = len(keys)
+    ones = int.from_bytes(b"\x01" * count, "big")
+    last_unsent = [-1] * count  # per key: the index in ``ran`` of the last run that does not send it
+    sent = int.from_bytes(ran[-1][1].kept, "big")
+    for position in compress(range(count), (ones & ~sent).to_bytes(count, "big")):
+        last_unsent[position] = len(ran) - 1
+    for index in range(len(ran) - 2, -1, -1):
+        still = sent & int.from_bytes(ran[index][1].kept, "big")
+        for position in compress(range(count), (sent & ~still).to_bytes(count, "big")):
+            last_unsent[position] = index  # sent at every larger run, not at this one
+        sent = still
+    budgets = [budget for budget, _ in ran]
+    top = len(ran) - 1
+    sent_from = dict(zip(keys, [None if i == top else budgets[i + 1] for i in last_unsent], strict=True))
+    sent_after = dict(zip(keys, [None if i < 0 else budgets[i] for i in last_unsent], strict=True))
+    return sent_from, sent_after
+
+
+def _sent_budgets_by_key(ran: list[tuple[int, _ExactRun]]) -> tuple[dict[str, int | None], dict[str, int | None]]:
+    """``_sent_budgets`` one key at a time, for runs whose keys differ (e.g. a live input in some runs only)."""
+    sent_from: dict[str, int | None] = {}
+    sent_after: dict[str, int | None] = {}
+    previous: int | None = None  # the exact run before this one
+    for budget, run in ran:
+        for key, kept in zip(run.keys, run.kept, strict=True):
+            if kept:
+                if sent_from.get(key) is None:  # sent from here on, unless a larger run drops it again
+                    sent_from[key] = budget
+                    sent_after[key] = previous
+            else:
+                sent_from[key] = None
+                sent_after[key] = budget
+        previous = budget
+    return sent_from, sent_after
+
+
 def sweep_session(
     assembler: SessionAssembler,
     params: Params,
@@ -292,7 +400,7 @@ def sweep_session(
     expected = 1 + max(0, (points if runs is None else min(runs, points)) - 1)  # (sweep corrects it)
     report = _Progress(progress, expected)
     report.check()
-    found_low, found_high = budget_range(assembler, params)
+    found_low, found_high = budget_range(assembler, params, workers=workers)
     try:  # the range's top run waits for the sweep; whatever happens, it is not kept past it
         report.done_one()
         low = found_low if low is None else low
@@ -330,6 +438,9 @@ class _Progress:
         self.done += 1
         self.check()
 
+
+# below this many unmeasured messages measuring them takes about as long as starting a process
+PREWARM_FROM_MESSAGES = 20_000
 
 # below this many items an exact run takes milliseconds: starting a process costs more than it saves
 FORK_FROM_ITEMS = 4000
@@ -378,7 +489,7 @@ def _can_fork() -> bool:
 def _run_one(budget: int) -> tuple[int, _ExactRun]:
     assert _FORKED is not None
     assembler, params = _FORKED
-    return budget, _ExactRun.of(assembler.run(replace(params, token_budget=budget)))
+    return budget, _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
 
 
 def _shares(budgets: list[int], count: int) -> list[list[int]]:
@@ -410,13 +521,13 @@ def _exact_runs_forked(
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers)
     _FORKED = (assembler, params)
-    gc.freeze()  # the workers' collections then skip the inherited heap: no copy of every page it touches
+    gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: see _prewarm)
     outcomes: dict[int, _ExactRun] = {}
     try:
         with multiprocessing.get_context("fork").Pool(len(others)) as pool:  # (leaving it ends the workers)
             forked = pool.imap_unordered(_run_one, [budget for share in others for budget in share])
             for budget in own:
-                trace = assembler.run(replace(params, token_budget=budget))
+                trace = _run(assembler, replace(params, token_budget=budget))
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
                 report.done_one()
@@ -424,7 +535,6 @@ def _exact_runs_forked(
                 outcomes[budget] = run
                 report.done_one()
     finally:
-        gc.unfreeze()
         _FORKED = None
     return outcomes
 

@@ -34,12 +34,11 @@ from ctxview.assembly.incremental.static import (
     shape_of,
     static_of,
 )
-from ctxview.assembly.incremental.termindex import indexed_scores
+from ctxview.assembly.incremental.termindex import direct_scores, indexed_scores
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, clean_selected
 from ctxview.assembly.ranking import Ranker, Ranking
 from ctxview.assembly.resolve import ResolvedItem, resolve_session
 from ctxview.assembly.scoring import prompt_terms as distinct_prompt_terms
-from ctxview.assembly.scoring import score_item
 from ctxview.assembly.select import GreedyOrder, SelectionOrder, select_evictable
 from ctxview.assembly.stubs import apply_stub_substitution
 from ctxview.assembly.tool_pairs import (
@@ -230,35 +229,21 @@ def _assemble(
         scored = ranking.scored
         if ranking.order is not None and prompt_aware_eviction is not False:
             order = ranking.order
-        use_scores = None
-    else:
-        use_scores = None
-        if terms:
-            indexed = indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
-            if indexed is not None:
-                scored = indexed  # a lazy sequence of (score, matched terms)
-                if prompt_aware_eviction is not False:
-                    greedy = indexed.greedy()
-            else:  # no term index yet (a one-shot run): score every item directly
-                term_key = tuple(terms)
-                # a term is a run of [a-z0-9] in the lowercased text, so an item whose lowercased text
-                # contains none of them as a substring scores exactly 0 with no match (no tokenizing needed)
-                scored = [
-                    score_item(item, term_key) if any(t in lowered for t in term_key) else _NO_SCORE
-                    for item, lowered in zip(evictable, (item.text.lower() for item in evictable), strict=True)
-                ]
-                if prompt_aware_eviction is not False:
-                    use_scores = [s for s, _ in scored]
     plain = bool(shape.ordinals) and not focus_items and ranking is None and diag_items is items
     # plain: evictable is items[:cut] and the fresh tail items[cut:], as they were resolved
-    selection = select_evictable(
-        evictable,
-        remaining,
-        scores=use_scores,
-        order=order,
-        greedy=greedy,
-        total=shape.prefix_tokens[cut] if plain else None,
-    )
+    evictable_total = shape.prefix_tokens[cut] if plain else sum(item.tokens for item in evictable)
+    if ranking is None and terms:
+        indexed = indexed_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
+        if indexed is not None:
+            scored = indexed  # a lazy sequence of (score, matched terms)
+            if prompt_aware_eviction is not False:
+                greedy = indexed.greedy()
+        else:  # no term index yet (a one-shot run, or one prompt at many budgets): score every item directly
+            direct = direct_scores(resolved, static, evictable, tuple(terms), stubbed=diag_items is not items)
+            scored = direct.scored
+            if prompt_aware_eviction is not False and evictable_total > remaining:  # (a full fit walks no order)
+                greedy = direct.greedy()
+    selection = select_evictable(evictable, remaining, scores=None, order=order, greedy=greedy, total=evictable_total)
     kept_evictable = [evictable[i] for i in selection.kept]
     if focus_items:
         selected = sorted(
@@ -361,5 +346,3 @@ def _assemble(
     result._debug_builder = debug
     return result
 
-
-_NO_SCORE: tuple[float, tuple[TermMatch, ...]] = (0.0, ())

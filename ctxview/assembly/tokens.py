@@ -8,6 +8,7 @@ budget selection) and the serialized estimate over whole message objects
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ctxview.jsjson import js_stringify, utf16_len
@@ -101,7 +102,11 @@ def _replace_opaque(value: Any, key: str, counter: list[int]) -> Any:
 
 def serialized_message_tokens(message: Any) -> int:
     """Estimate of ``JSON.stringify(message, replacer)`` plus 1600 per opaque payload."""
-    text = js_stringify(message)
+    return serialized_message_tokens_of_json(message, js_stringify(message))
+
+
+def serialized_message_tokens_of_json(message: Any, text: str) -> int:
+    """``serialized_message_tokens`` given ``text = js_stringify(message)`` (a caller that needs the JSON too)."""
     # a string of 2,048 code points or more spells at least 2,050 characters of JSON: a shorter text has none,
     # and the replacer (which only touches such strings) cannot change it
     if len(text) < 2050 or not _has_long_string(message):
@@ -166,6 +171,19 @@ def tool_result_boundary_tokens(message: Any) -> int:
 
 def serialized_message_tokens_1_0(message: Any) -> int:
     """§4.3 under the 1.0 rules: the larger of the JSON estimate and the tool-result boundary estimate."""
-    base = serialized_message_tokens(message)
+    return serialized_message_tokens_1_0_of_json(message, js_stringify(message))
+
+
+def serialized_message_tokens_1_0_of_json(message: Any, text: str) -> int:
+    """``serialized_message_tokens_1_0`` given ``text = js_stringify(message)``."""
+    base = serialized_message_tokens_of_json(message, text)
     boundary = tool_result_boundary_tokens(message)
     return boundary if boundary > base else base
+
+
+# each per-message estimate → the same estimate given the message's JSON text, for a caller that
+# hashes that text too (the engine's per-message memo: one JSON.stringify per message, not two)
+ESTIMATES_OF_JSON: dict[Callable[[Any], int], Callable[[Any, str], int]] = {
+    serialized_message_tokens: serialized_message_tokens_of_json,
+    serialized_message_tokens_1_0: serialized_message_tokens_1_0_of_json,
+}

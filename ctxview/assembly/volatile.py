@@ -29,7 +29,7 @@ from ctxview.assembly.live import (
     stored_role,
     stored_token_count,
 )
-from ctxview.assembly.tokens import serialized_message_tokens
+from ctxview.assembly.tokens import ESTIMATES_OF_JSON, serialized_message_tokens
 from ctxview.jsjson import collapse_js_whitespace, h16, is_blank, js_stringify, js_trim, js_trim_start
 
 # §7.4 with a key per message: (messages, keys) -> (repaired messages, their keys; None = synthetic)
@@ -334,6 +334,8 @@ class SerializedCache:
 
     def __init__(self, limit: int | None = None, estimate: Callable[[Any], int] = serialized_message_tokens) -> None:
         self._estimate = estimate  # the §4.3 estimate of the engine line's rules
+        # the same estimate from the message's JSON: then one stringify gives both its tokens and its hash
+        self._estimate_of_json = ESTIMATES_OF_JSON.get(estimate)
         self._alive: dict[int, Any] = {}  # id → message: holding it keeps the id from being reused
         self._tokens: dict[int, int] = {}
         self._h16: dict[int, str] = {}
@@ -353,9 +355,22 @@ class SerializedCache:
     def __call__(self, message: Any) -> int:
         value = self._tokens.get(id(message))
         if value is None:
+            if self._estimate_of_json is not None:
+                return self._measure(message)[0]
             value = self._estimate(message)
             self._tokens[self._hold(message)] = value
         return value
+
+    def _measure(self, message: Any) -> tuple[int, str]:
+        """(tokens, h16) of a message from one ``JSON.stringify``: a run asks both of most messages."""
+        assert self._estimate_of_json is not None
+        text = self.json(message)
+        tokens = self._estimate_of_json(message, text)
+        value = h16_of_json("[" + text + "]")
+        key = self._hold(message)
+        self._tokens[key] = tokens
+        self._h16[key] = value
+        return tokens, value
 
     def _of_all(self, table: dict[int, Any], one: Callable[[Any], Any], messages: Sequence[Any]) -> list[Any]:
         """``[one(m) for m in messages]``, looking the cached ones up at C speed."""
@@ -377,6 +392,8 @@ class SerializedCache:
         """``h16([message])`` (the §9.3 hash of one message)."""
         value = self._h16.get(id(message))
         if value is None:
+            if self._estimate_of_json is not None:
+                return self._measure(message)[1]
             value = h16_of_json("[" + self.json(message) + "]")
             self._h16[self._hold(message)] = value
         return value
@@ -404,6 +421,23 @@ class SerializedCache:
             value = (assistant_pairing_ids(message), result_pairing_id(message))
             self._pairing[self._hold(message)] = value
         return value
+
+    def unmeasured(self, messages: Sequence[Any]) -> list[Any]:
+        """The messages of ``messages`` this memo holds no serialized tokens for yet."""
+        known = self._tokens
+        return [m for m, value in zip(messages, map(known.get, map(id, messages)), strict=True) if value is None]
+
+    def measure_all(self, messages: Sequence[Any]) -> list[tuple[int, str, tuple[list[str], str | None]]]:
+        """(tokens, h16, pairing) of each message, in a form another process can send back to ``seed``."""
+        return [(self(m), self.h16(m), self.pairing(m)) for m in messages]
+
+    def seed(self, messages: Sequence[Any], values: Sequence[tuple[int, str, tuple[list[str], str | None]]]) -> None:
+        """Take the ``measure_all`` values of ``messages`` (measured elsewhere, e.g. in a forked process)."""
+        for message, (tokens, digest, pairing) in zip(messages, values, strict=True):
+            key = self._hold(message)
+            self._tokens[key] = tokens
+            self._h16[key] = digest
+            self._pairing[key] = pairing
 
     def pairing_of_all(self, messages: Sequence[Any]) -> list[tuple[list[str], str | None]]:
         """``[self.pairing(m) for m in messages]``."""

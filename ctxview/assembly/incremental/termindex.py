@@ -20,7 +20,7 @@ from typing import Any
 from ctxview.assembly.incremental.static import SessionStatic, static_of
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems, tokenize
 from ctxview.assembly.scoring import score_item
-from ctxview.assembly.select import GreedyOrder, prompt_aware_order_sparse
+from ctxview.assembly.select import GreedyOrder, prompt_aware_order, prompt_aware_order_sparse
 from ctxview.model import Session, TermMatch
 
 _ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
@@ -189,8 +189,9 @@ def indexed_scores(
     """BM25-lite scores of the evictable items through the session's term index.
 
     The index is built by ``build=True`` (``SessionAssembler.prepare``) or by the second
-    searchable prompt on the same resolved list; before that (a one-shot CLI run) the
-    answer is None and the caller scores items directly, which is cheaper for one run.
+    distinct searchable prompt on the same resolved list; before that (a one-shot CLI run,
+    or budget edits and sweeps of one prompt) the answer is None and the caller scores items
+    directly (``direct_scores``, remembered per prompt), which is cheaper than indexing.
     """
     items = static.overlay.items
     cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
@@ -204,9 +205,9 @@ def indexed_scores(
         if not build:
             if cache is None:
                 return None
-            asked = cache.get(f"term-asks:{id(items)}", 0) + 1
-            cache[f"term-asks:{id(items)}"] = asked
-            if asked < 2:
+            asked: set[tuple[str, ...]] = cache.setdefault(f"term-asks:{id(items)}", set())
+            asked.add(terms)  # the distinct prompts scored without the index (a budget edit is not one)
+            if len(asked) < 2:
                 return None
         index = TermIndex(items)
         if cache is not None:
@@ -224,6 +225,57 @@ def indexed_scores(
     if hit is not None and hit[0] is items and hit[1] == signature:
         return hit[2]
     scores = IndexedScores(evictable, terms, index, items, focus_position=focus_position)
+    if cache is not None:
+        cache[memo_key] = (items, signature, scores)
+    return scores
+
+
+class DirectScores:
+    """``[score_item(item, terms) for item in evictable]`` computed item by item (no index), and its greedy order."""
+
+    __slots__ = ("_greedy", "evictable", "scored")
+
+    def __init__(self, evictable: Sequence[ResolvedItem], terms: tuple[str, ...]) -> None:
+        self.evictable = evictable
+        # a term is a run of [a-z0-9] in the lowercased text, so an item whose lowercased text
+        # contains none of them as a substring scores exactly 0 with no match (no tokenizing needed)
+        self.scored = [
+            score_item(item, terms) if any(t in lowered for t in terms) else _ZERO
+            for item, lowered in zip(evictable, (item.text.lower() for item in evictable), strict=True)
+        ]
+        self._greedy: GreedyOrder | None = None
+
+    def greedy(self) -> GreedyOrder:
+        """The §6.2 prompt-aware order of these scores prepared for the greedy walk (built once, when first walked)."""
+        if self._greedy is None:
+            self._greedy = GreedyOrder(prompt_aware_order([s for s, _ in self.scored]), self.evictable)
+        return self._greedy
+
+
+def direct_scores(
+    resolved: list[ResolvedItem],
+    static: SessionStatic,
+    evictable: list[ResolvedItem],
+    terms: tuple[str, ...],
+    *,
+    stubbed: bool,
+) -> DirectScores:
+    """BM25-lite scores of the evictable items without the index, remembered per prompt.
+
+    Without stubs the evictable list is the first ``len(evictable)`` non-focus items, so the
+    same prompt over the same length gives the same scores and order: a budget edit or a
+    sweep of one prompt reuses them (they are never modified once built).
+    """
+    items = static.overlay.items
+    cache = resolved.cache if isinstance(resolved, ResolvedItems) and not stubbed else None
+    focus = static.overlay.focus_item
+    signature = (terms, len(evictable), id(focus) if focus is not None else None)
+    memo_key = f"direct-scores:{id(items)}"
+    hit = cache.get(memo_key) if cache is not None else None
+    if hit is not None and hit[0] is items and hit[1] == signature:
+        scores: DirectScores = hit[2]
+        return scores
+    scores = DirectScores(evictable, terms)
     if cache is not None:
         cache[memo_key] = (items, signature, scores)
     return scores

@@ -1,0 +1,128 @@
+"""What makes repeated runs of one prompt cheap gives exactly what the plain forms give."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
+from ctxview.assembly.volatile import SerializedCache
+from ctxview.jsjson import h16
+from ctxview.model import Params
+from ctxview.pipeline import SessionAssembler
+from ctxview.samples import build_sample
+from ctxview.store import LcmStore
+from ctxview.sweep import _ExactRun, _sent_budgets, _sent_budgets_by_key, default_budgets, sweep
+
+OPAQUE = "iVBORw0KGgo" + "A1b2" * 1500  # a base64-looking payload the estimate replaces
+MESSAGES: list[Any] = [
+    {"role": "user", "content": "plain"},
+    {"role": "assistant", "content": [{"type": "text", "text": "é 日本語 😀"}]},
+    {"role": "toolResult", "toolName": "read", "content": [{"type": "text", "text": "x" * 5000}]},
+    {"role": "toolResult", "tool_name": "shot", "content": [{"type": "image", "data": OPAQUE}]},
+    {"role": "user", "content": "y" * 2100},
+]
+
+
+@pytest.mark.parametrize("estimate", [serialized_message_tokens, serialized_message_tokens_1_0])
+@pytest.mark.parametrize("hash_first", [False, True])
+def test_one_stringify_gives_the_tokens_and_the_hash_of_each_alone(estimate: Any, hash_first: bool) -> None:
+    memo = SerializedCache(estimate=estimate)
+    for message in MESSAGES:
+        if hash_first:
+            assert memo.h16(message) == h16([message])
+        assert memo(message) == estimate(message)
+        assert memo.h16(message) == h16([message])
+    assert memo.tokens_of_all(MESSAGES) == [estimate(m) for m in MESSAGES]
+    assert memo.h16_of_all(MESSAGES) == [h16([m]) for m in MESSAGES]
+    assert serialized_message_tokens(MESSAGES[3]) > 1600 > serialized_message_tokens(MESSAGES[3] | {"content": []})
+
+
+def _index_built(assembler: SessionAssembler) -> bool:
+    resolved = assembler.resolved("UTC")
+    return any(key.startswith("term-index:") for key in resolved.cache)
+
+
+@pytest.mark.parametrize("engine", [False, True])
+def test_one_prompt_at_many_budgets_reuses_its_scores_and_builds_no_index(
+    tmp_path_factory: pytest.TempPathFactory, engine: bool
+) -> None:
+    path = tmp_path_factory.mktemp("reuse-one") / "medium.db"
+    build_sample(path, "medium", messages=600)
+    with LcmStore(path) as store:
+        warm = SessionAssembler(store.load_session())
+    params = Params(prompt="database migration rollback", prompt_aware_eviction=True, engine=engine)
+    budgets = [1, 900, 2_500, 6_000, 14_000, 40_000, 10_000_000]
+    for budget in budgets:
+        at = replace(params, token_budget=budget)
+        trace = warm.run(at)
+        with LcmStore(path) as store:
+            cold = SessionAssembler(store.load_session()).run(at)
+        assert trace.summary == cold.summary
+        assert list(trace.decisions) == list(cold.decisions)
+        assert trace.messages == cold.messages
+    assert not _index_built(warm)  # a budget edit is not a second prompt
+    warm.run(replace(params, prompt="deploy helm"))
+    assert _index_built(warm)  # the second distinct prompt builds it
+    again = warm.run(replace(params, token_budget=2_500))
+    with LcmStore(path) as store:
+        cold = SessionAssembler(store.load_session()).run(replace(params, token_budget=2_500))
+    assert again.summary == cold.summary and list(again.decisions) == list(cold.decisions)
+
+
+SWEEP_MODES = [
+    Params(prompt="database migration rollback", prompt_aware_eviction=True, token_budget=3_000),
+    Params(prompt=None, prompt_aware_eviction=False, fresh_tail_count=16, engine_line="1.0", token_budget=3_000),
+    Params(prompt="deploy", prompt_aware_eviction=True, reserved_tokens=300, stub_large_tool_payloads=True,
+           token_budget=3_000),
+]
+
+
+@pytest.mark.parametrize("params", SWEEP_MODES)
+def test_messages_measured_in_a_forked_process_give_the_same_sweep(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, params: Params
+) -> None:
+    path = tmp_path_factory.mktemp("prewarm") / "medium.db"
+    build_sample(path, "medium", messages=600)
+    seeded: list[int] = []
+    plain_seed = SerializedCache.seed
+
+    def seed(self: SerializedCache, messages: Any, values: Any) -> None:
+        seeded.append(len(messages))
+        plain_seed(self, messages, values)
+
+    monkeypatch.setattr(SerializedCache, "seed", seed)
+    results = []
+    for workers in (2, 1):
+        with LcmStore(path) as store:
+            assembler = SessionAssembler(store.load_session())
+        budgets = default_budgets(assembler, params, points=9, workers=workers)
+        result = sweep(assembler, params, budgets, runs=5, workers=1)
+        result.elapsed = 0.0
+        assert result.top_trace is not None
+        results.append((budgets, result, result.top_trace.summary, list(result.top_trace.decisions)))
+    assert len(seeded) == 1 and seeded[0] > 400  # the forked process measured the messages the first run left
+    assert results[0] == results[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), items=st.integers(0, 40), runs=st.integers(1, 6), same_keys=st.booleans())
+def test_sent_budgets_from_whole_run_masks_equal_the_key_by_key_walk(
+    data: st.DataObject, items: int, runs: int, same_keys: bool
+) -> None:
+    keys = [f"o:{i}" for i in range(items)]
+    ran = []
+    for index in range(runs):
+        kept = bytes(data.draw(st.lists(st.integers(0, 1), min_size=items, max_size=items)))
+        run_keys = keys if same_keys or index == 0 else [*keys, f"l:{index}"]
+        if run_keys is not keys:
+            kept += b"\x01"
+        ran.append((100 * (index + 1), _ExactRun(0, 0, run_keys, kept)))
+    fast = _sent_budgets(ran)
+    slow = _sent_budgets_by_key(ran)
+    assert fast == slow
+    assert [list(d) for d in fast] == [list(d) for d in slow]  # the same key order too
