@@ -8,10 +8,14 @@ from the resolved list (stubbed values included) and the §6 selection.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ctxview.assembly.resolve import ResolvedItem, text_hash
+from ctxview.jsjson import has_lone_surrogates
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 # ICU root collation order of ASCII punctuation and symbols (JS localeCompare, "en").
 _PUNCT_ORDER = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
@@ -84,18 +88,28 @@ def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, A
 
 
 def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
-    """Messages grouped by the hash of their text, hashing each distinct text once."""
+    """Messages grouped by the hash of their text, hashing only the texts of groups of two or more.
+
+    Distinct texts hash alike only when Node's U+FFFD for a lone surrogate makes them equal:
+    texts are grouped by the text Node hashes, so a text alone in its group (nearly every one
+    of a long session) is never hashed.
+    """
     by_text: dict[str, list[ResolvedItem]] = {}
     for item in resolved:
         if item.is_message and item.text:
             by_text.setdefault(item.text, []).append(item)
+    alike: dict[str, list[str]] = {}  # the text Node hashes → the distinct texts it stands for
+    for text in by_text:
+        node_text = _SURROGATE_RE.sub("\ufffd", text) if has_lone_surrogates(text) else text
+        alike.setdefault(node_text, []).append(text)
     groups: dict[str, list[ResolvedItem]] = {}
-    for text, items in by_text.items():
-        key = text_hash(text)
-        if key in groups:  # texts that differ only in lone surrogates hash alike: back into context order
-            groups[key] = sorted(groups[key] + items, key=lambda item: item.ordinal)
-        else:
-            groups[key] = items
+    for texts in alike.values():
+        if len(texts) == 1:
+            items = by_text[texts[0]]
+        else:  # texts that differ only in lone surrogates: one group, in context order
+            items = sorted([item for text in texts for item in by_text[text]], key=lambda item: item.ordinal)
+        if len(items) > 1:
+            groups[text_hash(texts[0])] = items
     return _clusters(groups, lambda _key: "message-content")
 
 

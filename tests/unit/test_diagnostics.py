@@ -67,3 +67,16 @@ def test_the_top_five_cut_keeps_the_full_sort_order_including_ties() -> None:
         # few distinct token sizes, so that ties on (tokens, count) are common
         items = [_message(i, text, tokens=1 + len(text) % 2) for i, text in enumerate(texts)]
         assert duplicate_message_clusters(items) == _naive_clusters(items)
+
+
+def test_texts_that_differ_only_in_lone_surrogates_are_one_cluster() -> None:
+    """Node hashes a lone surrogate as U+FFFD: those texts are one group, in context order; a lone text is none."""
+    rng = random.Random(11)
+    pool = ["a\ud800b", "a\udc00b", "a\ufffdb", "x\ud83dy", "x\ufffdy", "plain", "solo\udfff", "é"]
+    for _ in range(200):
+        texts = [rng.choice(pool) for _ in range(rng.randrange(0, 12))]
+        items = [_message(i, text, tokens=1 + i % 3) for i, text in enumerate(texts)]
+        assert duplicate_message_clusters(items) == _naive_clusters(items)
+    items = [_message(0, "a\ud800b"), _message(1, "plain"), _message(2, "a\ufffdb")]
+    [cluster] = duplicate_message_clusters(items)
+    assert cluster["ordinals"] == [0, 2]
