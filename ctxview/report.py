@@ -318,7 +318,10 @@ def _word(value: Any) -> str:
 
 
 def _strings_text(values: Sequence[str]) -> str:
-    return "[" + ",".join([_json_value(v) for v in values]) + "]"
+    try:  # (the C encoder takes only a str: anything else raises)
+        return "[" + ",".join(map(encode_basestring, values)) + "]"
+    except TypeError:
+        return "[" + ",".join([_json_value(v) for v in values]) + "]"
 
 
 def _terms_text(terms: Sequence[TermMatch]) -> str:

@@ -72,7 +72,46 @@ def _clusters(groups: dict[str, list[ResolvedItem]], kind_for: Callable[[str], s
     return rows
 
 
-def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
+def duplicate_ref_clusters(resolved: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
+    """Items that reference the same message or summary (by the text key ``message:<id>`` / ``summary:<id>``).
+
+    Grouped by the id itself, the text keys made for groups of two or more only; distinct int
+    message ids and str summary ids always print distinct keys (other id types: by text key).
+    """
+    by_ref: dict[tuple[bool, Any], list[ResolvedItem]] = {}
+    for item in resolved:
+        if item.is_message:
+            ref_id: Any = item.message_id
+            if ref_id is None:
+                continue
+            if ref_id.__class__ is not int:
+                return _ref_clusters_by_text(resolved)
+            ref = (True, ref_id)
+        else:
+            if item.summary is None:
+                continue
+            ref_id = item.summary.summary_id
+            if ref_id.__class__ is not str:
+                return _ref_clusters_by_text(resolved)
+            ref = (False, ref_id)
+        found = by_ref.get(ref)
+        if found is None:
+            by_ref[ref] = [item]
+        else:
+            found.append(item)
+    groups = {
+        f"message:{ref_id}" if is_message else f"summary:{ref_id}": items
+        for (is_message, ref_id), items in by_ref.items()
+        if len(items) > 1
+    }
+    return _clusters(groups, _ref_kind)
+
+
+def _ref_kind(key: str) -> str:
+    return "message-ref" if key.startswith("message:") else "summary-ref"
+
+
+def _ref_clusters_by_text(resolved: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
     groups: dict[str, list[ResolvedItem]] = {}
     for item in resolved:
         if item.is_message:
@@ -84,7 +123,7 @@ def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, A
                 continue
             key = f"summary:{item.summary.summary_id}"
         groups.setdefault(key, []).append(item)
-    return _clusters(groups, lambda key: "message-ref" if key.startswith("message:") else "summary-ref")
+    return _clusters(groups, _ref_kind)
 
 
 def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
