@@ -338,6 +338,10 @@ def _terms_text(terms: Sequence[TermMatch]) -> str:
     )
 
 
+def _nullable(value: Any) -> str:
+    return "null" if value is None else _json_value(value)
+
+
 def _row_text(row: list[Any]) -> str:
     """One item of ``rows_text``: the fields of ``item_json`` in its order.
 
@@ -358,20 +362,20 @@ def _row_text(row: list[Any]) -> str:
         f'"role":{words.get(role) or _word(role)},'
         f'"messageId":{message_id if message_id.__class__ is int else v(message_id)},'
         f'"seq":{seq if seq.__class__ is int else v(seq)},'
-        f'"summaryId":{v(summary_id)},'
+        f'"summaryId":{"null" if summary_id is None else v(summary_id)},'
         f'"summaryKind":{words.get(summary_kind) or _word(summary_kind)},'
         f'"tokens":{tokens if tokens.__class__ is int else v(tokens)},'
         f'"segment":{_SEGMENT_WORDS.get(segment) or v(segment)},'
         f'"selected":{"true" if selected is True else "false" if selected is False else v(selected)},'
-        f'"score":{score if score.__class__ is float and score - score == 0.0 else v(score)!s},'
+        f'"score":{score if score.__class__ is float and score - score == 0.0 else _nullable(score)},'
         f'"outcome":{words.get(outcome) or _word(outcome)},'
         f'"reason":{encode_basestring(reason) if reason.__class__ is str else v(reason)},'
         f'"matchedTerms":{_terms_text(matched) if matched else "[]"},'
         f'"pairWith":{_strings_text(pair_with) if pair_with else "[]"},'
         f'"toolCallIds":{_strings_text(tool_call_ids) if tool_call_ids else "[]"},'
         f'"outputIndex":{output_index if output_index.__class__ is int else v(output_index)},'
-        f'"protected":{v(protected)},'
-        f'"evictedBy":{v(evicted_by)}}}'
+        f'"protected":{"null" if protected is None else v(protected)},'
+        f'"evictedBy":{"null" if evicted_by is None else v(evicted_by)}}}'
     )
 
 
