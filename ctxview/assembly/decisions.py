@@ -631,7 +631,7 @@ def run_rows(run: RunRecord, start: int, stop: int) -> list[list[Any] | None]:
                 None,
                 "message" if item.is_message else "summary",
                 item.source_role,
-                item.message.get("role"),
+                item.message_role,
                 item.message_id,
                 item.seq,
                 summary.summary_id if summary is not None else None,
