@@ -227,6 +227,11 @@ class Session:
     # message renders the store found in the render cache for this state (message id → fields), for the
     # first resolution to use; with them the parts were not read (MessageRow.parts are DeferredParts)
     cached_renders: tuple[bool, dict[int, Any]] | None = None
+    # for the render cache to keep the rows as read: the warnings about the context_items and messages
+    # rows, and the message ids as stored where they are not the plain integer id
+    row_warnings: tuple[str, ...] = ()
+    stored_message_ids: dict[int, Any] = field(default_factory=dict)
+    stored_sums: tuple[Any, Any] | None = None  # (conversation.token_total, stored_context_tokens) when plain sums
 
 
 # --- parameters ----------------------------------------------------------------------

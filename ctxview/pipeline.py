@@ -54,7 +54,7 @@ def save_pending_renders() -> None:
                 return
             session, sender_metadata, renders = _UNSAVED.pop()
         render_cache.save(session.cache_identity, session.conversation.conversation_id, sender_metadata,
-                          renders.fresh, session.source)
+                          renders.fresh, session.source, render_cache.rows_of(session))
 
 
 class SessionAssembler:

@@ -33,8 +33,9 @@ from ctxview import __version__
 
 if TYPE_CHECKING:  # the store imports this module: a command that renders nothing never loads the renderer
     from ctxview.assembly.render import RenderedMessage
+    from ctxview.model import Session
 
-FORMAT = 2  # 2: messages kept as marshal bytes, with the facts read of every item
+FORMAT = 4  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -134,7 +135,13 @@ def _header(identity: Identity, conversation_id: int, sender_metadata: bool) -> 
 
 
 def load(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> dict[int, Any] | None:
-    """The cached renders (message id → ``RenderedMessage`` fields) for this exact database state, or None."""
+    """The cached renders (message id → ``fields_of`` tuple) for this exact database state, or None."""
+    payload = load_payload(identity, conversation_id, sender_metadata)
+    return payload[0] if payload is not None else None
+
+
+def load_payload(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> tuple[Any, Any] | None:
+    """(renders, rows) for this exact database state, or None; rows (``rows_of``) may be None."""
     directory = cache_dir()
     if identity is None or directory is None or not enabled():
         return None
@@ -153,10 +160,29 @@ def load(identity: Identity | None, conversation_id: int, sender_metadata: bool)
         payload = memoryview(data)[start + len(expected) + 32 :]
         if hashlib.blake2b(payload, digest_size=32).digest() != digest:
             return None
-        renders = marshal.loads(payload)
+        stored = marshal.loads(payload)
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    return renders if isinstance(renders, dict) else None
+    if not isinstance(stored, tuple) or len(stored) != 2 or not isinstance(stored[0], dict):
+        return None
+    return stored
+
+
+def rows_of(session: Session) -> Any:
+    """The session's context items and messages as the store read them, with the warnings about them and
+    two sums over every context row: what the store needs to rebuild them without reading those tables
+    (``LcmStore._cached_rows``)."""
+    raw = session.stored_message_ids
+    return (
+        [(row.ordinal, row.item_type, row.message_id, row.summary_id) for row in session.items],
+        [
+            (m.message_id, m.seq, m.role, m.content, m.token_count, m.created_at, m.large_content, m.sender_metadata,
+             raw.get(mid, mid))
+            for mid, m in session.messages.items()
+        ],
+        session.row_warnings,
+        session.stored_sums,
+    )
 
 
 def fields_of(render: RenderedMessage | None) -> Any:
@@ -180,8 +206,10 @@ def save(
     sender_metadata: bool,
     renders: Mapping[int, RenderedMessage | None],
     source: str | os.PathLike[str],
+    rows: Any = None,
 ) -> bool:
-    """Write the renders for this database state; False (and nothing written) when it cannot be done.
+    """Write the renders (and ``rows``, from ``rows_of``) for this database state; False (and nothing
+    written) when it cannot be done.
 
     ``source`` is checked again first: a database that changed while it was read is not cached.
     """
@@ -197,9 +225,9 @@ def save(
         except ValueError:  # a value marshal cannot hold (a JS number kept as text): that message is left out
             continue
     try:
-        payload = marshal.dumps(entries)
-    except ValueError:
-        payload = marshal.dumps({mid: f for mid, f in entries.items() if _marshallable(f)})
+        payload = marshal.dumps((entries, rows))
+    except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
+        payload = marshal.dumps(({mid: f for mid, f in entries.items() if _marshallable(f)}, None))
     header = _header(identity, conversation_id, sender_metadata)
     digest = hashlib.blake2b(payload, digest_size=32).digest()
     target = _file_for(directory, identity, conversation_id, sender_metadata)

@@ -326,7 +326,8 @@ class LcmStore:
             token_total=tokens.get(cid, 0),  # type: ignore[arg-type]  # Infinity where a count is Infinity
         )
 
-    def _conversation_info(self, conversation_id: int) -> ConversationInfo:
+    def _conversation_info(self, conversation_id: int, token_total: Any = None) -> ConversationInfo:
+        """The conversation's row and counts (``token_total``: the tokens' total, when already known)."""
         row = next((r for r in self._conversation_rows() if r[0] == conversation_id), None)
         if row is None:
             raise ConversationNotFound(f"conversation {conversation_id} not found")
@@ -336,6 +337,8 @@ class LcmStore:
         messages = self._counts("SELECT conversation_id, COUNT(*) FROM messages WHERE conversation_id = ?", cid)
         items = self._counts("SELECT conversation_id, COUNT(*) FROM context_items WHERE conversation_id = ?", cid)
         summaries = self._counts("SELECT conversation_id, COUNT(*) FROM summaries WHERE conversation_id = ?", cid)
+        if token_total is not None:
+            return self._info(row, messages, items, summaries, {conversation_id: token_total})
         tokens = self._counts(
             "SELECT ?, TOTAL(t) FROM ("
             f" SELECT COALESCE({msg_tokens}, 0) AS t FROM context_items ci"
@@ -428,14 +431,9 @@ class LcmStore:
                 if identity is not None and database_identity(self.path) == identity:
                     session.cache_identity = identity
                 elif session.cached_renders is not None:
-                    # changed before this read began: the renders are of an older state; read the parts
-                    # now, in the same read transaction as the rest
-                    session.cached_renders = None
-                    parts = self._read_parts(cid)
-                    for message in session.messages.values():
-                        deferred = message.parts
-                        key = deferred.stored_id if isinstance(deferred, DeferredParts) else message.message_id
-                        message.parts = parts.get(key, ())
+                    # changed before this read began: the cached rows and renders are of an older state;
+                    # read it all again, in the same read transaction as the rest
+                    session = self._load(cid, progress, None)
             session.data_version = self.data_version()
         finally:
             if in_tx:
@@ -447,9 +445,58 @@ class LcmStore:
         return session
 
     def _load(self, cid: int, progress: LoadProgress | None = None, identity: Identity | None = None) -> Session:
-        info = self._conversation_info(cid)
         warnings: list[str] = []
+        snapshot = self._cached_rows(cid, identity, warnings)
+        sums = snapshot[4] if snapshot is not None else None  # two sums over every context row, as read then
+        info = self._conversation_info(cid, sums[0] if sums is not None else None)
         report = _Progress(progress, info.context_item_count)
+        if snapshot is not None:
+            items, messages, stored_ids, cached_renders, _ = snapshot
+        else:
+            items = self._read_items(cid, warnings)
+            messages, stored_ids, cached_renders = self._load_messages(cid, warnings, report, identity)
+        row_warnings = tuple(warnings)
+        summaries = self._load_summaries(cid, warnings)
+        report.done()
+        large_files = self._load_large_files(cid)
+        brief = self._load_focus_brief(cid)
+        dangling = sum(
+            1
+            for it in items
+            if (it.item_type == "message" and it.message_id not in messages)
+            or (it.item_type == "summary" and it.summary_id not in summaries)
+        )
+        if dangling:
+            warnings.append(f"{dangling} context item{'s' if dangling != 1 else ''} reference missing rows")
+        if sums is not None:
+            stored_context_tokens = sums[1]
+        else:
+            before = len(warnings)
+            stored_context_tokens = self._stored_context_tokens(cid, warnings)
+            if len(warnings) == before:  # (a sum SQLite cannot take is read again, with its warning)
+                sums = (info.token_total, stored_context_tokens)
+        return Session(
+            conversation=info,
+            items=items,
+            messages=messages,
+            summaries=summaries,
+            large_files=large_files,
+            focus_brief=brief,
+            maintenance=self._row_of("conversation_compaction_maintenance", cid),
+            bootstrap_state=self._row_of("conversation_bootstrap_state", cid),
+            pending_summary_batch=self._active_pending_batch(cid),
+            stored_context_tokens=stored_context_tokens,
+            source=str(self.path),
+            warnings=warnings,
+            tables=self.tables(),
+            conversation_refs=self.conversation_refs(),
+            cached_renders=cached_renders,
+            row_warnings=row_warnings,
+            stored_message_ids=stored_ids,
+            stored_sums=sums,
+        )
+
+    def _read_items(self, cid: int, warnings: list[str]) -> list[ContextItemRow]:
         rows = self._query(
             "SELECT ordinal, item_type, message_id, summary_id FROM context_items"
             " WHERE conversation_id = ? ORDER BY ordinal",
@@ -477,36 +524,7 @@ class LcmStore:
                 f"{count_text(len(shared), 'context item')} sharing an ordinal with an earlier one skipped"
                 f" (ordinal {listed}); the engine would assemble them too"
             )
-        messages, cached_renders = self._load_messages(cid, warnings, report, identity)
-        summaries = self._load_summaries(cid, warnings)
-        report.done()
-        large_files = self._load_large_files(cid)
-        brief = self._load_focus_brief(cid)
-        dangling = sum(
-            1
-            for it in items
-            if (it.item_type == "message" and it.message_id not in messages)
-            or (it.item_type == "summary" and it.summary_id not in summaries)
-        )
-        if dangling:
-            warnings.append(f"{dangling} context item{'s' if dangling != 1 else ''} reference missing rows")
-        return Session(
-            conversation=info,
-            items=items,
-            messages=messages,
-            summaries=summaries,
-            large_files=large_files,
-            focus_brief=brief,
-            maintenance=self._row_of("conversation_compaction_maintenance", cid),
-            bootstrap_state=self._row_of("conversation_bootstrap_state", cid),
-            pending_summary_batch=self._active_pending_batch(cid),
-            stored_context_tokens=self._stored_context_tokens(cid, warnings),
-            source=str(self.path),
-            warnings=warnings,
-            tables=self.tables(),
-            conversation_refs=self.conversation_refs(),
-            cached_renders=cached_renders,
-        )
+        return items
 
     _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"
 
@@ -542,10 +560,11 @@ class LcmStore:
 
     def _load_messages(
         self, cid: int, warnings: list[str], report: _Progress | None = None, identity: Identity | None = None
-    ) -> tuple[dict[int, MessageRow], tuple[bool, dict[int, Any]] | None]:
+    ) -> tuple[dict[int, MessageRow], dict[int, Any], tuple[bool, dict[int, Any]] | None]:
         """The context messages with their parts, or with ``DeferredParts`` when the render cache has them all.
 
-        Returns the messages and the cached renders (engine rule, renders) when they were used.
+        Returns the messages, the stored ids that are not the plain integer id, and the cached renders
+        (engine rule, renders) when they were used.
         """
         t = "messages"
         rows = self._query(
@@ -579,16 +598,52 @@ class LcmStore:
             stored_ids.append((row, raw_mid))
         if unreadable:
             warnings.append(f"{count_text(unreadable, 'message')} without a whole-number id or seq skipped")
+        unlike = {row.message_id: raw for row, raw in stored_ids if type(raw) is not int or raw != row.message_id}
         cached = self._cached_renders(cid, messages, identity)
         if cached is not None:
             source = PartsSource(partial(_reread_parts, self.path, cid, identity))
             for row, raw_mid in stored_ids:
                 row.parts = DeferredParts(source, raw_mid)
-            return messages, cached
+            return messages, unlike, cached
         parts = self._read_parts(cid, report)
         for row, raw_mid in stored_ids:
             row.parts = parts.get(raw_mid, ())
-        return messages, None
+        return messages, unlike, None
+
+    def _cached_rows(
+        self, cid: int, identity: Identity | None, warnings: list[str]
+    ) -> tuple[list[ContextItemRow], dict[int, MessageRow], dict[int, Any], tuple[bool, dict[int, Any]], Any] | None:
+        """The context items and messages as an earlier run read them from this very database state
+        (render_cache), with a render of every message; None: read them.
+
+        Their warnings are added to ``warnings``.
+        """
+        if identity is None:
+            return None
+        from ctxview.assembly.rules import detect_line
+
+        line_rule = detect_line(self.tables()).rules.sender_metadata
+        for rule in (True, False) if line_rule else (False,):
+            payload = render_cache.load_payload(identity, cid, rule)
+            if payload is None or payload[1] is None:
+                continue
+            renders, (item_rows, message_rows, row_warnings, sums) = payload
+            messages: dict[int, MessageRow] = {}
+            stored: dict[int, Any] = {}
+            for mid, seq, role, content, tokens, created, large, sender, raw in message_rows:
+                messages[mid] = MessageRow(mid, seq, role, content, tokens, created, large, sender)
+                if type(raw) is not int or raw != mid:
+                    stored[mid] = raw
+            if rule != (line_rule and any(m.sender_metadata for m in messages.values())):
+                continue  # (the file of the other rule: this state's messages say which applies)
+            if any(mid not in renders for mid in messages):
+                return None
+            source = PartsSource(partial(_reread_parts, self.path, cid, identity))
+            for row in messages.values():
+                row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
+            warnings.extend(row_warnings)
+            return [ContextItemRow(*row) for row in item_rows], messages, stored, (rule, renders), sums
+        return None
 
     def _cached_renders(
         self, cid: int, messages: dict[int, MessageRow], identity: Identity | None
@@ -686,6 +741,8 @@ class LcmStore:
     def _load_large_files(self, cid: int) -> dict[str, LargeFileRow]:
         if not self._has("large_files", "file_id") or not self._has("messages", "large_content"):
             return {}
+        if not self._query("SELECT 1 FROM large_files LIMIT 1"):
+            return {}  # (the query below would look at every context message first)
         t = "large_files"
         rows = self._query(
             f"SELECT f.file_id, {self._col(t, 'file_name', 'f')}, {self._col(t, 'mime_type', 'f')},"

@@ -67,6 +67,17 @@ def _resolve(path: Path, sender_metadata: bool = True) -> tuple[list[tuple[Any, 
     return [_facts(item) for item in items], session
 
 
+def _rows(session: Any) -> tuple[Any, ...]:
+    """The session as read, but the parts (deferred on a warm open)."""
+    messages = [
+        (mid, type(mid), m.message_id, m.seq, m.role, m.content, _typed(m.token_count), m.created_at,
+         m.large_content, m.sender_metadata, _typed(getattr(m.parts, "stored_id", mid)))
+        for mid, m in session.messages.items()
+    ]
+    return (session.items, messages, session.warnings, session.row_warnings, session.stored_message_ids,
+            session.conversation, _typed(session.stored_context_tokens), session.stored_sums, session.large_files)
+
+
 def _stored(session: Any, sender_metadata: bool = True) -> dict[int, Any] | None:
     """What the cache holds for this session (the rule counts only where a message has sender metadata)."""
     rule = sender_metadata and any(m.sender_metadata for m in session.messages.values())
@@ -91,8 +102,9 @@ def test_every_parity_case_resolves_from_the_cache_exactly_as_cold(cache: Path, 
         if session.cache_identity is None or not session.messages:
             continue
         assert _stored(session, sender_metadata) is not None, case.name
-        warm, _ = _resolve(db, sender_metadata)
+        warm, warm_session = _resolve(db, sender_metadata)
         assert warm == cold, case.name
+        assert _rows(warm_session) == _rows(session), case.name
         cached_cases += 1
     assert cached_cases > 100  # the cases were really read back from the cache, not rendered again
 
@@ -271,3 +283,40 @@ def test_renders_made_by_other_rendering_code_are_not_used(
     assert _stored(session) is not None
     monkeypatch.setattr(render_cache, "_code_version", lambda: "a renderer changed since")
     assert _stored(session) is None
+
+
+def test_a_warm_open_reads_neither_context_items_nor_messages(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    with sqlite3.connect(db) as connection:  # a row the store warns about (its item stays unresolved)
+        connection.execute("UPDATE messages SET seq = 'n/a' WHERE message_id = (SELECT MAX(message_id) FROM messages)")
+    connection.close()
+    cold, cold_session = _resolve(db)
+    assert cold_session.row_warnings and cold_session.messages
+    save_pending_renders()
+
+    def refused(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("read from the database on a warm open")
+
+    monkeypatch.setattr(LcmStore, "_read_items", refused)
+    monkeypatch.setattr(LcmStore, "_load_messages", refused)
+    warm, warm_session = _resolve(db)
+    assert warm == cold
+    assert _rows(warm_session) == _rows(cold_session)
+    assert warm_session.cache_identity == cold_session.cache_identity is not None
+
+
+def test_cached_rows_of_an_older_state_are_never_used(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    _resolve(db)
+    save_pending_renders()
+    with sqlite3.connect(db) as connection:
+        (mid,) = connection.execute("SELECT MAX(message_id) FROM context_items").fetchone()
+        connection.execute("UPDATE messages SET content = 'changed since' WHERE message_id = ?", (mid,))
+    connection.close()
+    _, session = _resolve(db)
+    assert session.messages[mid].content == "changed since"
+    assert not isinstance(session.messages[mid].parts, DeferredParts)
