@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C string encoder json uses
 from typing import Any
 
+from ctxview.assembly.decisions import ROW_FIELDS
 from ctxview.jsjson import escape_lone_surrogates, js_stringify
-from ctxview.model import Decision, Trace, count_text, describe_key, format_score, outcome_text
+from ctxview.model import Decision, TermMatch, Trace, column, count_text, describe_key, format_score, outcome_text
 
 _SEGMENT_JSON = {"evictable": "evictable", "fresh-tail": "freshTail", "focus": "focus", "live": "live"}
 
@@ -79,50 +80,66 @@ _STREAM_BATCH = 2048  # items encoded together: few encoder calls, little held a
 def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
     """Write ``dumps(trace_to_json(trace))`` in pieces, byte for byte the same text.
 
-    The items are encoded a batch at a time from decisions that are not kept
-    (``scan``), so a 100,000-item trace never holds every item object, nor the
-    whole text, at once.
+    The document is encoded once with a marker where the items go; the items are
+    written a batch at a time from the decision list's rows (``scan_rows``: the
+    run's values, no ``Decision`` built), so a 100,000-item trace never holds every
+    item object, nor the whole text, at once.
     """
+    decisions = trace.decisions
     document = trace_to_json(trace, with_items=False)  # everything but the per-item lists
     body = document["trace"]
     body["items"] = _ITEMS_PLACEHOLDER
+    body["replacedByFocus"], body["liveInputs"] = _replaced_and_live(decisions)
     marker = dumps(_ITEMS_PLACEHOLDER)
     whole = dumps(document)
     if whole.count(marker) != 1:  # (a stored text that spells the marker: no shortcut)
         write(dumps(trace_to_json(trace)))
         return
-    head = whole[: whole.index(marker)]
+    at = whole.index(marker)
+    write(whole[:at])
+    tail = whole[at + len(marker) :]
     del whole
-    write(head)
     write("[")
-    replaced: list[dict[str, Any]] = []
-    live: list[dict[str, Any]] = []
-    batch: list[Decision] = []
+    scan_rows = getattr(decisions, "scan_rows", None)
+    rows: Iterable[list[Any]] = (
+        scan_rows(ROW_FIELDS)
+        if scan_rows is not None
+        else ([getattr(d, name) for name in ROW_FIELDS] for d in decisions)
+    )
+    batch: list[list[Any]] = []
     first = True
-    for d in _each_decision(trace.decisions):
-        if d.ordinal is not None and d.outcome != "unresolved":
-            if d.outcome == "replaced-by-focus":
-                replaced.append(item_json(d))
-            else:
-                batch.append(d)
-                if len(batch) == _STREAM_BATCH:
-                    write(("" if first else ",") + items_text(batch))
-                    first, batch = False, []
-        if d.live_index is not None:
-            full = decision_json(d)
-            live.append({name: full[name] for name in _LIVE_FIELDS})
+    for row in rows:
+        # row[1] ordinal, row[14] outcome: the context items the parity trace lists
+        if row[1] is not None and row[14] not in _NOT_ITEMS:
+            batch.append(row)
+            if len(batch) == _STREAM_BATCH:
+                write(("" if first else ",") + rows_text(batch))
+                first, batch = False, []
     if batch:
-        write(("" if first else ",") + items_text(batch))
+        write(("" if first else ",") + rows_text(batch))
     write("]")
-    body["replacedByFocus"] = replaced
-    body["liveInputs"] = live
-    tail = dumps(document)
-    write(tail[tail.index(marker) + len(marker) :])
+    write(tail)
 
 
-def _each_decision(decisions: Sequence[Decision]) -> Iterable[Decision]:
-    scan = getattr(decisions, "scan", None)
-    return scan() if scan is not None else decisions
+_NOT_ITEMS = frozenset(("unresolved", "replaced-by-focus"))
+
+
+def _replaced_and_live(decisions: Sequence[Decision]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The parity trace's ``replacedByFocus`` and ``liveInputs``: a few decisions, found by column."""
+    ordinals = column(decisions, "ordinal")
+    outcomes = column(decisions, "outcome")
+    live_indexes = column(decisions, "live_index")
+    replaced = [
+        item_json(decisions[i])
+        for i, outcome in enumerate(outcomes)
+        if outcome == "replaced-by-focus" and ordinals[i] is not None
+    ]
+    live = []
+    for i, live_index in enumerate(live_indexes):
+        if live_index is not None:
+            full = decision_json(decisions[i])
+            live.append({name: full[name] for name in _LIVE_FIELDS})
+    return replaced, live
 
 
 def rules_text(trace: Trace) -> str:
@@ -239,18 +256,23 @@ def item_json(d: Decision) -> dict[str, Any]:
 
 
 def items_text(decisions: Sequence[Decision]) -> str:
-    """``dumps([item_json(d) for d in decisions])[1:-1]``, the same text, written without the item dicts.
+    """``dumps([item_json(d) for d in decisions])[1:-1]``, the same text, written without the item dicts."""
+    return rows_text([[getattr(d, name) for name in ROW_FIELDS] for d in decisions])
+
+
+def rows_text(rows: Sequence[list[Any]]) -> str:
+    """``items_text`` of decisions given as rows of their ``ROW_FIELDS`` values.
 
     Each value is encoded as the JS-exact encoder encodes it (the C string encoder, ``repr`` of
     a finite float); a value of any other type, or a text the encoder would rewrite afterwards,
     sends the batch through ``dumps`` itself.
     """
     try:
-        text = ",".join([_item_text(d) for d in decisions])
+        text = ",".join([_row_text(row) for row in rows])
     except _Unusual:
-        return dumps([item_json(d) for d in decisions])[1:-1]
+        return dumps([_row_item_json(row) for row in rows])[1:-1]
     if _ENCODED_SENTINEL in text:  # the encoder's number marker spelled by a stored text: let it decide
-        return dumps([item_json(d) for d in decisions])[1:-1]
+        return dumps([_row_item_json(row) for row in rows])[1:-1]
     return escape_lone_surrogates(text)
 
 
@@ -282,39 +304,110 @@ def _json_value(value: Any) -> str:
     return _ENCODE.get(value.__class__, _unusual)(value)
 
 
+# JSON of the few texts most fields take (roles, kinds, outcomes), each encoded once; str and None keys only
+_WORDS: dict[str | None, str] = {None: "null"}
+# JSON of a segment: the parity trace's camelCase names
+_SEGMENT_WORDS: dict[Any, str] = {name: encode_basestring(json_name) for name, json_name in _SEGMENT_JSON.items()}
+
+
+def _word(value: Any) -> str:
+    text = _json_value(value)
+    if value.__class__ is str and len(_WORDS) < 256:
+        _WORDS[value] = text
+    return text
+
+
 def _strings_text(values: Sequence[str]) -> str:
-    return "[" + ",".join([_json_value(v) for v in values]) + "]"
+    try:  # (the C encoder takes only a str: anything else raises)
+        return "[" + ",".join(map(encode_basestring, values)) + "]"
+    except TypeError:
+        return "[" + ",".join([_json_value(v) for v in values]) + "]"
 
 
-def _terms_text(d: Decision) -> str:
-    if not d.matched_terms:
-        return "[]"
+def _terms_text(terms: Sequence[TermMatch]) -> str:
     v = _json_value
     return (
         "["
         + ",".join(
             [
                 f'{{"term":{v(m.term)},"count":{v(m.count)},"contribution":{v(m.contribution)},"weight":{v(m.weight)}}}'
-                for m in d.matched_terms
+                for m in terms
             ]
         )
         + "]"
     )
 
 
-def _item_text(d: Decision) -> str:
-    """One item of ``items_text``: the fields of ``item_json`` in its order."""
+def _nullable(value: Any) -> str:
+    return "null" if value is None else _json_value(value)
+
+
+def _row_text(row: list[Any]) -> str:
+    """One item of ``rows_text``: the fields of ``item_json`` in its order.
+
+    The common types are written inline (an int as ``str`` writes it, a text with the C
+    encoder, a word from ``_WORDS``); anything else goes through ``_json_value``.
+    """
+    (
+        _key, ordinal, _live_index, kind, source_role, role, message_id, seq, summary_id, summary_kind,
+        tokens, segment, selected, score, outcome, reason, matched, pair_with, tool_call_ids,
+        output_index, protected, evicted_by,
+    ) = row  # fmt: skip
     v = _json_value
-    segment = d.segment
+    words = _WORDS
     return (
-        f'{{"ordinal":{v(d.ordinal)},"kind":{v(d.kind)},"sourceRole":{v(d.source_role)},"role":{v(d.role)},'
-        f'"messageId":{v(d.message_id)},"seq":{v(d.seq)},"summaryId":{v(d.summary_id)},'
-        f'"summaryKind":{v(d.summary_kind)},"tokens":{v(d.tokens)},'
-        f'"segment":{v(_SEGMENT_JSON.get(segment, segment))},"selected":{v(d.selected)},"score":{v(d.score)},'
-        f'"outcome":{v(d.outcome)},"reason":{v(d.reason)},"matchedTerms":{_terms_text(d)},'
-        f'"pairWith":{_strings_text(d.pair_with)},"toolCallIds":{_strings_text(d.tool_call_ids)},'
-        f'"outputIndex":{v(d.output_index)},"protected":{v(d.protected)},"evictedBy":{v(d.evicted_by)}}}'
+        f'{{"ordinal":{ordinal if ordinal.__class__ is int else v(ordinal)},'
+        f'"kind":{words.get(kind) or _word(kind)},'
+        f'"sourceRole":{words.get(source_role) or _word(source_role)},'
+        f'"role":{words.get(role) or _word(role)},'
+        f'"messageId":{message_id if message_id.__class__ is int else v(message_id)},'
+        f'"seq":{seq if seq.__class__ is int else v(seq)},'
+        f'"summaryId":{"null" if summary_id is None else v(summary_id)},'
+        f'"summaryKind":{words.get(summary_kind) or _word(summary_kind)},'
+        f'"tokens":{tokens if tokens.__class__ is int else v(tokens)},'
+        f'"segment":{_SEGMENT_WORDS.get(segment) or v(segment)},'
+        f'"selected":{"true" if selected is True else "false" if selected is False else v(selected)},'
+        f'"score":{score if score.__class__ is float and score - score == 0.0 else _nullable(score)},'
+        f'"outcome":{words.get(outcome) or _word(outcome)},'
+        f'"reason":{encode_basestring(reason) if reason.__class__ is str else v(reason)},'
+        f'"matchedTerms":{_terms_text(matched) if matched else "[]"},'
+        f'"pairWith":{_strings_text(pair_with) if pair_with else "[]"},'
+        f'"toolCallIds":{_strings_text(tool_call_ids) if tool_call_ids else "[]"},'
+        f'"outputIndex":{output_index if output_index.__class__ is int else v(output_index)},'
+        f'"protected":{"null" if protected is None else v(protected)},'
+        f'"evictedBy":{"null" if evicted_by is None else v(evicted_by)}}}'
     )
+
+
+def _row_item_json(row: list[Any]) -> dict[str, Any]:
+    """The item object of a row, for the encoder itself."""
+    values = dict(zip(ROW_FIELDS, row, strict=True))
+    segment = values["segment"]
+    return {
+        "ordinal": values["ordinal"],
+        "kind": values["kind"],
+        "sourceRole": values["source_role"],
+        "role": values["role"],
+        "messageId": values["message_id"],
+        "seq": values["seq"],
+        "summaryId": values["summary_id"],
+        "summaryKind": values["summary_kind"],
+        "tokens": values["tokens"],
+        "segment": _SEGMENT_JSON.get(segment, segment),
+        "selected": values["selected"],
+        "score": values["score"],
+        "outcome": values["outcome"],
+        "reason": values["reason"],
+        "matchedTerms": [
+            {"term": m.term, "count": m.count, "contribution": m.contribution, "weight": m.weight}
+            for m in values["matched_terms"]
+        ],
+        "pairWith": list(values["pair_with"]),
+        "toolCallIds": list(values["tool_call_ids"]),
+        "outputIndex": values["output_index"],
+        "protected": values["protected"],
+        "evictedBy": values["evicted_by"],
+    }
 
 
 def _item_json(full: dict[str, Any]) -> dict[str, Any]:
@@ -354,12 +447,6 @@ def _summary_json(trace: Trace) -> dict[str, Any]:
 
 
 # --- the readable table ------------------------------------------------------------------
-
-
-
-
-
-
 
 
 def trace_table(trace: Trace, *, width: int = 160) -> str:

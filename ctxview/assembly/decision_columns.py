@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from ctxview.assembly.decisions import RunRecord, post_outcome, run_decisions, run_lookups
+from ctxview.assembly.decisions import ROW_FIELDS, RunRecord, post_outcome, run_decisions, run_lookups, run_rows
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.incremental.termindex import IndexedScores
 from ctxview.assembly.resolve import ResolvedItem
@@ -185,6 +185,7 @@ def lazy_decisions(run: RunRecord) -> LazyDecisionList:
             "score": columns.score,
         },
         index_of_key=lambda: pi.index_of_key,
+        rows=(ROW_FIELDS, lambda start, stop: run_rows(run, start, stop)),
     )
 
 

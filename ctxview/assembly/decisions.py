@@ -315,12 +315,13 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
+_SUFFIXES = ("th", "st", "nd", "rd", "th", "th", "th", "th", "th", "th")
+
+
 def _nth(rank: int) -> str:
     if 10 <= rank % 100 <= 20:
-        suffix = "th"
-    else:
-        suffix = {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
-    return f"{rank}{suffix}"
+        return f"{rank}th"
+    return f"{rank}{_SUFFIXES[rank % 10]}"
 
 
 def _score_text(score: float) -> str:
@@ -361,12 +362,12 @@ class Reasons:
         if mode == "prompt-aware":
             scored = self.run.scored
             score = scored[index][0] if scored is not None else 0.0
-            shown = "—" if score is None else _score_text(score)
-            rank = f"score {shown} ranked {_nth(sel.rank[index])} of {self.count}"
-            verb = "fit" if kept else "did not fit"
-            return (
-                f"{'kept' if kept else 'evicted'}: {rank}; {_n(item.tokens)} tokens {verb} "
-                f"in the {_n(left or 0)} left of {self.remaining}"
+            shown = "—" if score is None else "0" if score == 0 else f"{score:.3g}"  # (``_score_text``, inline)
+            rank = sel.rank[index]
+            return (  # (``_n`` inline: 100,000 reasons for the CLI's JSON)
+                f"{'kept' if kept else 'evicted'}: score {shown} ranked {_nth(rank)} of {self.count}; "
+                f"{item.tokens:,} tokens {'fit' if kept else 'did not fit'} "
+                f"in the {left or 0:,} left of {self.remaining}"
             )
         if kept:
             return f"kept: chronological, newest-first walk fit ({_n(item.tokens)} of {_n(left or 0)} remaining)"
@@ -467,23 +468,78 @@ def post_outcome(run: RunRecord, key: str) -> tuple[Outcome, str] | None:
 # --- the decisions of a run ------------------------------------------------------------------------
 
 
+class _ItemJudge:
+    """Segment, outcome and reason of the context items of one run: what ``run_decisions`` and ``run_rows`` share."""
+
+    __slots__ = (
+        "effective", "evict_index", "moved", "ranking", "reasons", "run", "scored", "selected_ids", "touched",
+    )  # fmt: skip
+
+    def __init__(self, run: RunRecord, prep: RunLookups) -> None:
+        self.run = run
+        self.effective = prep.effective
+        self.evict_index = prep.evict_index
+        self.touched = prep.touched
+        self.moved = run.repair.moved_after_results
+        self.selected_ids = run.selected_ids
+        self.scored = run.scored
+        self.ranking = run.ranking
+        self.reasons = Reasons(run)
+
+    def judge(
+        self, canonical: ResolvedItem
+    ) -> tuple[ResolvedItem, str, bool, float | None, tuple[TermMatch, ...], str, Segment, Outcome, str]:
+        """(item as assembled, key, selected, score, matched terms, label extra, segment, outcome, reason)."""
+        effective = self.effective
+        item = effective.get(id(canonical), canonical) if effective else canonical
+        key = item.key
+        selected = id(item) in self.selected_ids
+        index = self.evict_index.get(id(item))
+        score: float | None = None
+        matched: tuple[TermMatch, ...] = ()
+        label_extra = ""
+        segment: Segment
+        outcome: Outcome
+        if index is not None:
+            segment = "evictable"
+            scored = self.scored
+            if scored is not None:
+                score, matched = scored[index]
+            reason = self.reasons.evictable(index, item, selected)
+            outcome = "kept" if selected else "evicted"
+            ranking = self.ranking
+            if ranking is not None:
+                label_extra = ranking.labels[index]
+                note = ranking.notes[index]
+                reason = f"{reason} ({ranking.name}: {note})" if note else reason
+            if item.stub_of is not None:
+                reason = stub_reason(canonical, item, reason)
+                if selected:
+                    outcome = "stubbed"
+        else:
+            segment = "fresh-tail"
+            outcome = "fresh-tail"
+            reason = self.reasons.fresh(item)
+        if selected:
+            if key in self.touched:
+                post = post_outcome(self.run, key)
+                if post is not None:
+                    outcome, reason = post
+            elif key in self.moved:
+                reason = f"{reason}; moved after the tool results of {describe_key(self.moved[key])}"
+        return item, key, selected, score, matched, label_extra, segment, outcome, reason
+
+
 def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> list[Decision]:
     """The decisions of plan positions ``start:stop`` (all by default), built fresh."""
     static = run.static
     prep = run_lookups(run)
     output_index = prep.output_index
-    evict_index = prep.evict_index
-    effective = prep.effective
-    touched = prep.touched
-    moved = run.repair.moved_after_results
     synthetic = run.repair.synthetic
     labels = static.labels
     tool_ids = static.tool_ids
-    selected_ids = run.selected_ids
     pairs = static.pairs
-    scored = run.scored
-    ranking = run.ranking
-    reasons = Reasons(run)
+    judge = _ItemJudge(run, prep).judge
     focus = static.overlay.focus_item
     decisions: list[Decision] = []
     append = decisions.append
@@ -491,39 +547,7 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
     for tag, obj in plan:
         if tag == "item":
             canonical: ResolvedItem = obj
-            item = effective.get(id(canonical), canonical) if effective else canonical
-            key = item.key
-            selected = id(item) in selected_ids
-            index = evict_index.get(id(item))
-            score: float | None = None
-            matched: tuple[TermMatch, ...] = ()
-            label_extra = ""
-            segment: Segment
-            outcome: Outcome
-            if index is not None:
-                segment = "evictable"
-                if scored is not None:
-                    score, matched = scored[index]
-                reason = reasons.evictable(index, item, selected)
-                outcome = "kept" if selected else "evicted"
-                if ranking is not None:
-                    label_extra = ranking.labels[index]
-                    note = ranking.notes[index]
-                    reason = f"{reason} ({ranking.name}: {note})" if note else reason
-                if item.stub_of is not None:
-                    reason = stub_reason(canonical, item, reason)
-                    if selected:
-                        outcome = "stubbed"
-            else:
-                segment = "fresh-tail"
-                outcome = "fresh-tail"
-                reason = reasons.fresh(item)
-            if selected and key in touched:
-                post = post_outcome(run, key)
-                if post is not None:
-                    outcome, reason = post
-            elif selected and key in moved:
-                reason = f"{reason}; moved after the tool results of {describe_key(moved[key])}"
+            item, key, selected, score, matched, label_extra, segment, outcome, reason = judge(canonical)
             append(
                 item_decision(
                     item,
@@ -541,27 +565,89 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
                     synthetic_result_for=tuple(synthetic[key]) if key in synthetic else (),
                 )
             )
-        elif tag == "focus":
-            brief: ResolvedItem = obj
-            focus_outcome: Outcome = "focus"
-            reason = focus_reason(brief)
-            post = post_outcome(run, brief.key)
-            if post is not None:
-                focus_outcome, reason = post
-            append(
-                focus_decision(brief, outcome=focus_outcome, reason=reason, output_index=output_index.get(brief.key))
-            )
-        elif tag == "covered":
-            append(covered_decision(obj, reason=covered_reason(obj, focus)))
         else:
-            row: ContextItemRow = obj
-            message = run.session.messages.get(row.message_id) if row.message_id is not None else None
-            append(
-                unresolved_decision(
-                    row,
-                    message,
-                    segment="fresh-tail" if run.tail.is_fresh(row.ordinal) else "evictable",
-                    reason=unresolved_reason(row, run.session),
-                )
-            )
+            append(_other_decision(run, tag, obj, focus, output_index))
     return decisions
+
+
+def _other_decision(
+    run: RunRecord, tag: str, obj: Any, focus: ResolvedItem | None, output_index: dict[str, int]
+) -> Decision:
+    """The decision of a plan position that is not a plain context item (focus brief, covered, unresolved)."""
+    if tag == "focus":
+        brief: ResolvedItem = obj
+        focus_outcome: Outcome = "focus"
+        reason = focus_reason(brief)
+        post = post_outcome(run, brief.key)
+        if post is not None:
+            focus_outcome, reason = post
+        return focus_decision(brief, outcome=focus_outcome, reason=reason, output_index=output_index.get(brief.key))
+    if tag == "covered":
+        return covered_decision(obj, reason=covered_reason(obj, focus))
+    row: ContextItemRow = obj
+    message = run.session.messages.get(row.message_id) if row.message_id is not None else None
+    return unresolved_decision(
+        row,
+        message,
+        segment="fresh-tail" if run.tail.is_fresh(row.ordinal) else "evictable",
+        reason=unresolved_reason(row, run.session),
+    )
+
+
+# The fields ``run_rows`` gives, in this order: a context item of the parity trace, its key and live index first.
+ROW_FIELDS = (
+    "key", "ordinal", "live_index", "kind", "source_role", "role", "message_id", "seq", "summary_id", "summary_kind",
+    "tokens", "segment", "selected", "score", "outcome", "reason", "matched_terms", "pair_with", "tool_call_ids",
+    "output_index", "protected", "evicted_by",
+)  # fmt: skip
+
+
+def run_rows(run: RunRecord, start: int, stop: int) -> list[list[Any] | None]:
+    """``[getattr(d, f) for f in ROW_FIELDS]`` of each decision ``run_decisions(run, start, stop)`` would build.
+
+    None at positions that are not plain context items (a focus brief, a covered summary, an
+    unresolved row): the caller builds those decisions.  No ``Decision`` and no label is made:
+    the CLI's JSON writes 100,000 of these rows.  ``tests/unit/test_decision_rows.py`` checks
+    them against the decisions.
+    """
+    prep = run_lookups(run)
+    output_index = prep.output_index
+    static = run.static
+    tool_ids = static.tool_ids
+    pairs = static.pairs
+    judge = _ItemJudge(run, prep).judge
+    rows: list[list[Any] | None] = []
+    append = rows.append
+    for tag, obj in static.plan[start:stop]:
+        if tag != "item":
+            append(None)
+            continue
+        item, key, selected, score, matched, _extra, segment, outcome, reason = judge(obj)
+        summary = item.summary
+        append(
+            [
+                key,
+                item.ordinal,
+                None,
+                "message" if item.is_message else "summary",
+                item.source_role,
+                item.message_role,
+                item.message_id,
+                item.seq,
+                summary.summary_id if summary is not None else None,
+                summary.kind if summary is not None else None,
+                item.tokens,
+                segment,
+                selected,
+                score,
+                outcome,
+                reason,
+                matched,
+                pairs.get(id(obj), ()),
+                tool_ids.get(id(obj), ()),
+                output_index.get(key),
+                None,
+                None,
+            ]
+        )
+    return rows

@@ -8,10 +8,14 @@ from the resolved list (stubbed values included) and the §6 selection.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ctxview.assembly.resolve import ResolvedItem, text_hash
+from ctxview.jsjson import has_lone_surrogates
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 # ICU root collation order of ASCII punctuation and symbols (JS localeCompare, "en").
 _PUNCT_ORDER = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
@@ -68,7 +72,46 @@ def _clusters(groups: dict[str, list[ResolvedItem]], kind_for: Callable[[str], s
     return rows
 
 
-def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
+def duplicate_ref_clusters(resolved: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
+    """Items that reference the same message or summary (by the text key ``message:<id>`` / ``summary:<id>``).
+
+    Grouped by the id itself, the text keys made for groups of two or more only; distinct int
+    message ids and str summary ids always print distinct keys (other id types: by text key).
+    """
+    by_ref: dict[tuple[bool, Any], list[ResolvedItem]] = {}
+    for item in resolved:
+        if item.is_message:
+            ref_id: Any = item.message_id
+            if ref_id is None:
+                continue
+            if ref_id.__class__ is not int:
+                return _ref_clusters_by_text(resolved)
+            ref = (True, ref_id)
+        else:
+            if item.summary is None:
+                continue
+            ref_id = item.summary.summary_id
+            if ref_id.__class__ is not str:
+                return _ref_clusters_by_text(resolved)
+            ref = (False, ref_id)
+        found = by_ref.get(ref)
+        if found is None:
+            by_ref[ref] = [item]
+        else:
+            found.append(item)
+    groups = {
+        f"message:{ref_id}" if is_message else f"summary:{ref_id}": items
+        for (is_message, ref_id), items in by_ref.items()
+        if len(items) > 1
+    }
+    return _clusters(groups, _ref_kind)
+
+
+def _ref_kind(key: str) -> str:
+    return "message-ref" if key.startswith("message:") else "summary-ref"
+
+
+def _ref_clusters_by_text(resolved: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
     groups: dict[str, list[ResolvedItem]] = {}
     for item in resolved:
         if item.is_message:
@@ -80,22 +123,32 @@ def duplicate_ref_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, A
                 continue
             key = f"summary:{item.summary.summary_id}"
         groups.setdefault(key, []).append(item)
-    return _clusters(groups, lambda key: "message-ref" if key.startswith("message:") else "summary-ref")
+    return _clusters(groups, _ref_kind)
 
 
 def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
-    """Messages grouped by the hash of their text, hashing each distinct text once."""
+    """Messages grouped by the hash of their text, hashing only the texts of groups of two or more.
+
+    Distinct texts hash alike only when Node's U+FFFD for a lone surrogate makes them equal:
+    texts are grouped by the text Node hashes, so a text alone in its group (nearly every one
+    of a long session) is never hashed.
+    """
     by_text: dict[str, list[ResolvedItem]] = {}
     for item in resolved:
         if item.is_message and item.text:
             by_text.setdefault(item.text, []).append(item)
+    alike: dict[str, list[str]] = {}  # the text Node hashes → the distinct texts it stands for
+    for text in by_text:
+        node_text = _SURROGATE_RE.sub("\ufffd", text) if has_lone_surrogates(text) else text
+        alike.setdefault(node_text, []).append(text)
     groups: dict[str, list[ResolvedItem]] = {}
-    for text, items in by_text.items():
-        key = text_hash(text)
-        if key in groups:  # texts that differ only in lone surrogates hash alike: back into context order
-            groups[key] = sorted(groups[key] + items, key=lambda item: item.ordinal)
-        else:
-            groups[key] = items
+    for texts in alike.values():
+        if len(texts) == 1:
+            items = by_text[texts[0]]
+        else:  # texts that differ only in lone surrogates: one group, in context order
+            items = sorted([item for text in texts for item in by_text[text]], key=lambda item: item.ordinal)
+        if len(items) > 1:
+            groups[text_hash(texts[0])] = items
     return _clusters(groups, lambda _key: "message-content")
 
 

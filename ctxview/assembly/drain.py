@@ -24,18 +24,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ctxview.assembly.compaction_text import (
-    condensed_source_text,
-    leaf_message_text,
-    leaf_source_text,
-    leaf_tokens,
-    meaningful_message_text,
-    meaningful_summary_text,
-    strip_injected_context_blocks,
-)
-from ctxview.assembly.fallback_summary import FallbackSummary, emergency_summary, summarize_without_model
 from ctxview.assembly.fallbacks import (
     ASSEMBLE_FORCE_MAX_RETRY_ATTEMPTS,
     DEFERRED_PRESSURE_RATIO,
@@ -43,17 +33,14 @@ from ctxview.assembly.fallbacks import (
     LogLine,
     MaintenanceState,
 )
-from ctxview.assembly.pending_plan import (
-    PendingPlan,
-    PlanNode,
-    SnapshotItem,
-    non_negative_floor,
-    plan_pending_summaries,
-)
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.jsdate import parse_utc_timestamp, to_iso_string
 from ctxview.jsjson import JS_WHITESPACE, js_string, js_trim
 from ctxview.model import ContextItemRow, MessageRow, Session, SummaryRow
+
+if TYPE_CHECKING:  # the replay's text and planning modules load when a drain is replayed (most runs have no debt)
+    from ctxview.assembly.fallback_summary import FallbackSummary
+    from ctxview.assembly.pending_plan import PendingPlan, PlanNode
 
 # --- the engine's config defaults the drain reads ----------------------------------------------------
 
@@ -322,6 +309,8 @@ class _Replay:
     def message_tokens(self, message_id: int) -> float:
         cached = self._tokens.get(message_id)
         if cached is None:
+            from ctxview.assembly.compaction_text import leaf_tokens
+
             row = self.messages.get(message_id)
             cached = 0 if row is None else leaf_tokens(row, with_sender=self.settings.with_sender)
             self._tokens[message_id] = cached
@@ -330,6 +319,8 @@ class _Replay:
     def has_meaningful_text(self, summary: SummaryRow) -> bool:
         known = self._meaningful.get(summary.summary_id)
         if known is None:
+            from ctxview.assembly.compaction_text import meaningful_summary_text
+
             known = self._meaningful[summary.summary_id] = js_trim(meaningful_summary_text(summary.content)) != ""
         return known
 
@@ -477,6 +468,9 @@ class _Replay:
         return f"{PLACEHOLDER_PREFIX}{len(self.new_summaries) + 1:07d}"
 
     def leaf_pass(self, chunk: list[ContextItemRow], tokens_before: int | float) -> DrainPass | object | None:
+        from ctxview.assembly.compaction_text import leaf_message_text, leaf_source_text
+        from ctxview.assembly.fallback_summary import summarize_without_model
+
         found: list[tuple[MessageRow, str, float]] = []
         for item in chunk:
             row = self.messages.get(item.message_id) if item.message_id is not None else None
@@ -506,6 +500,9 @@ class _Replay:
     def condensed_pass(
         self, chunk: list[ContextItemRow], depth: Any, tokens_before: int | float
     ) -> DrainPass | object | None:
+        from ctxview.assembly.compaction_text import condensed_source_text
+        from ctxview.assembly.fallback_summary import summarize_without_model
+
         records = [
             self.summaries[i.summary_id] for i in chunk if i.summary_id is not None and i.summary_id in self.summaries
         ]
@@ -743,6 +740,8 @@ def _raw_tokens_outside_tail(replay: _Replay) -> float:
 
 
 def _pending_plan(replay: _Replay, fresh_tail_count: Any, fresh_tail_max_tokens: Any) -> PendingPlan:
+    from ctxview.assembly.pending_plan import SnapshotItem, non_negative_floor, plan_pending_summaries
+
     items = []
     for item in replay.items:
         if item.item_type == "message" and item.message_id is not None:
@@ -768,6 +767,12 @@ def _pending_plan(replay: _Replay, fresh_tail_count: Any, fresh_tail_max_tokens:
 
 def _pending_leaf_source(replay: _Replay, node: PlanNode) -> str:
     """A pending leaf's summarizer input: ``[ISO date | role]`` + cleaned text per message (no sender label)."""
+    from ctxview.assembly.compaction_text import (
+        leaf_message_text,
+        meaningful_message_text,
+        strip_injected_context_blocks,
+    )
+
     blocks = []
     for message_id in node.message_ids:
         row = replay.messages.get(message_id)
@@ -806,6 +811,8 @@ def _iso_or_none(ms: float | None) -> str | None:
 def _publish_pending_plan(replay: _Replay, plan: PendingPlan) -> str | None:
     """Prepare every planned node with the emergency summarizer and publish the frontier; None when nothing is
     published (too many nodes for one drain, or the planned range has a gap), else the "why" in words."""
+    from ctxview.assembly.fallback_summary import emergency_summary
+
     if len(plan.nodes) + 2 > MAX_SWEEP_ITERATIONS:  # planning and publishing take a step each, every node one
         return None
     contents: dict[int, str] = {}

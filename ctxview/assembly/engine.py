@@ -13,7 +13,7 @@ import math
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.clamp import ClampResult, clamp_to_serialized_budget, strip_trailing_prefill
 from ctxview.assembly.decisions import RECALL_KEY, live_decision, recall_decision
@@ -33,7 +33,6 @@ from ctxview.assembly.live import (
     stored_role,
     stored_token_count,
 )
-from ctxview.assembly.live_intercept import InterceptResult, intercept_large_live_tool_results
 from ctxview.assembly.prompt_recall import (
     RecallCue,
     RecallSearchFn,
@@ -55,6 +54,9 @@ from ctxview.assembly.volatile import (
 from ctxview.jserrors import JSError, require_objects
 from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
 from ctxview.model import ENGINE_DEFAULT_BUDGET, Decision, Outcome, describe_key
+
+if TYPE_CHECKING:  # the interception loads only for a run that stubs large live tool payloads
+    from ctxview.assembly.live_intercept import InterceptResult
 
 PROMPT_RECALL_NOT_BUILT: dict[str, Any] = {
     "cueBuilt": False,
@@ -167,14 +169,29 @@ def reconcile(
     fallback.budget = token_budget if budget_resolved else resolve_budget(token_budget, max_assembly_token_budget)
     intercepted: InterceptResult | None = None
     if state.stub_large_tool_payloads:
+        from ctxview.assembly.live_intercept import intercept_large_live_tool_results
+
         try:
             intercepted = intercept_large_live_tool_results(live, conversation_id=state.conversation_id or 0)
         except JSError as exc:  # the error fallback still sends the original window
             return fallback.bounded(f"assemble-error:{exc.js_text}")
         live = fallback.live = intercepted.messages
     result = _after_interception(
-        fallback, assembled, assembled_keys, assembler_estimate, protection_hashes, live, prompt, host_separate,
-        context_item_count, has_summary_items, rules, state, context, tokens, assembler_error,
+        fallback,
+        assembled,
+        assembled_keys,
+        assembler_estimate,
+        protection_hashes,
+        live,
+        prompt,
+        host_separate,
+        context_item_count,
+        has_summary_items,
+        rules,
+        state,
+        context,
+        tokens,
+        assembler_error,
     )
     if intercepted is not None and intercepted.changed:
         _note_interceptions(result, intercepted)
@@ -214,8 +231,10 @@ def _after_interception(
         return fallback.degraded(degrade)
     fork_count = state.fork_source_count(rules)
     if context_item_count == 0:
-        return fallback.fork("no-context-items", fork_count) if fork_count is not None else fallback.bounded(
-            "no-context-items"
+        return (
+            fallback.fork("no-context-items", fork_count)
+            if fork_count is not None
+            else fallback.bounded("no-context-items")
         )
     if not has_summary_items and context_item_count < len(live) and fork_count is None:
         return fallback.bounded("coverage-trails-live")
@@ -223,8 +242,17 @@ def _after_interception(
         return fallback.bounded(f"assemble-error:{assembler_error.js_text}")
     try:
         path = _NormalPath(
-            assembled, assembled_keys, assembler_estimate, protection_hashes, live, budget, host_separate,
-            context, rules, tokens, state,
+            assembled,
+            assembled_keys,
+            assembler_estimate,
+            protection_hashes,
+            live,
+            budget,
+            host_separate,
+            context,
+            rules,
+            tokens,
+            state,
         )
         if fork_count is not None:
             path.append_fork_suffix(fork_count)
@@ -447,8 +475,17 @@ class _NormalPath:
             "serializedClamp": clamp.stage(self.budget, self.host_separate),
         }
         trace = _EngineTrace(
-            assembled, assembled_keys, self.live, volatile, clamp, volatile_keys, final_keys, self.budget,
-            self.tokens, self._pairs(assembled), self.rules,
+            assembled,
+            assembled_keys,
+            self.live,
+            volatile,
+            clamp,
+            volatile_keys,
+            final_keys,
+            self.budget,
+            self.tokens,
+            self._pairs(assembled),
+            self.rules,
         )
         assembled_tokens = self.tokens.tokens_of_all(assembled)
         serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
@@ -473,7 +510,6 @@ class _NormalPath:
             clamp_outcomes={k: v for k, v in trace.clamp_outcomes().items() if k != RECALL_KEY},
             clamp_reasons=trace.clamp_reasons(),
         )
-
 
 
 class _RecallRecord:

@@ -10,6 +10,7 @@ on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
@@ -72,6 +73,21 @@ def _save_renders() -> None:
     pipeline.save_pending_renders()
 
 
+def _exit_now(status: int) -> None:
+    """End the process without freeing its heap object by object (a 100,000-item run: ~0.4 s of millions of frees).
+
+    The output is flushed and the exit handlers run (private database copies are removed) first;
+    if the output cannot be flushed (a closed pipe), the normal exit reports it.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    atexit._run_exitfuncs()
+    os._exit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -83,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with gc_paused():
                 status = _command(name).run(args)
             _save_renders()
+            if argv is None:  # the program itself, not a caller in this process
+                _exit_now(status)
             return status
         from ctxview.cli import tui
 

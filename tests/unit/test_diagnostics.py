@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ctxview.assembly.diagnostics import _collation_key, duplicate_message_clusters
+from ctxview.assembly.diagnostics import _collation_key, duplicate_message_clusters, duplicate_ref_clusters
 from ctxview.assembly.resolve import ResolvedItem
 
 
@@ -67,3 +67,56 @@ def test_the_top_five_cut_keeps_the_full_sort_order_including_ties() -> None:
         # few distinct token sizes, so that ties on (tokens, count) are common
         items = [_message(i, text, tokens=1 + len(text) % 2) for i, text in enumerate(texts)]
         assert duplicate_message_clusters(items) == _naive_clusters(items)
+
+
+def test_texts_that_differ_only_in_lone_surrogates_are_one_cluster() -> None:
+    """Node hashes a lone surrogate as U+FFFD: those texts are one group, in context order; a lone text is none."""
+    rng = random.Random(11)
+    pool = ["a\ud800b", "a\udc00b", "a\ufffdb", "x\ud83dy", "x\ufffdy", "plain", "solo\udfff", "é"]
+    for _ in range(200):
+        texts = [rng.choice(pool) for _ in range(rng.randrange(0, 12))]
+        items = [_message(i, text, tokens=1 + i % 3) for i, text in enumerate(texts)]
+        assert duplicate_message_clusters(items) == _naive_clusters(items)
+    items = [_message(0, "a\ud800b"), _message(1, "plain"), _message(2, "a\ufffdb")]
+    [cluster] = duplicate_message_clusters(items)
+    assert cluster["ordinals"] == [0, 2]
+
+
+def _ref_item(ordinal: int, message_id: object, tokens: int) -> ResolvedItem:
+    item = _message(ordinal, f"text {ordinal}", tokens=tokens)
+    item.message_id = message_id  # type: ignore[assignment]
+    return item
+
+
+def _naive_ref_clusters(items: list[ResolvedItem]) -> list[dict[str, object]]:
+    groups: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        if item.message_id is not None:
+            groups.setdefault(f"message:{item.message_id}", []).append(item)
+    rows = [
+        {
+            "key": key,
+            "kind": "message-ref",
+            "count": len(members),
+            "tokens": sum(m.tokens for m in members),
+            "ordinals": [m.ordinal for m in members][:8],
+            "seqs": [m.seq for m in members][:8],
+        }
+        for key, members in groups.items()
+        if len(members) > 1
+    ]
+    rows.sort(key=lambda r: (-r["tokens"], -r["count"], _collation_key(r["key"])))  # type: ignore[operator]
+    return rows[:5]
+
+
+def test_ref_clusters_group_by_the_printed_reference() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        ids: list[object] = [rng.choice([None, 1, 2, 3, 12, 40]) for _ in range(rng.randrange(0, 30))]
+        if rng.random() < 0.3:  # an id of another type that prints like an int one: the text key decides
+            ids.append("12")
+        items = [_ref_item(i, message_id, tokens=1 + i % 2) for i, message_id in enumerate(ids)]
+        assert duplicate_ref_clusters(items) == _naive_ref_clusters(items)
+    items = [_ref_item(0, 12, 5), _ref_item(1, "12", 5), _ref_item(2, 7, 1)]
+    [cluster] = duplicate_ref_clusters(items)
+    assert (cluster["key"], cluster["ordinals"]) == ("message:12", [0, 1])

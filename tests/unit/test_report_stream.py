@@ -49,3 +49,40 @@ def test_item_json_is_the_parity_projection_of_decision_json(case: str) -> None:
         assert item_json(d) == expected
         assert list(item_json(d)) == list(expected)  # the key order the JSON text keeps
         assert dumps(item_json(d)) == dumps(expected)
+
+
+def _row(**changes: object) -> list[object]:
+    values: dict[str, object] = {
+        "key": "o:1", "ordinal": 1, "live_index": None, "kind": "message", "source_role": "user", "role": "user",
+        "message_id": 7, "seq": 3, "summary_id": None, "summary_kind": None, "tokens": 12, "segment": "fresh-tail",
+        "selected": True, "score": 0.25, "outcome": "kept", "reason": "kept: fits", "matched_terms": (),
+        "pair_with": ("o:2",), "tool_call_ids": (), "output_index": 0, "protected": None, "evicted_by": None,
+    }  # fmt: skip
+    values.update(changes)
+    return [values[name] for name in report.ROW_FIELDS]
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"score": None, "segment": "evictable", "outcome": "evicted"},
+        {"score": 0, "tokens": 0, "output_index": None},  # an int score: JSON 0, not 0.0
+        {"score": 0.0, "selected": False},
+        {"score": float("nan")},  # JSON null, through the encoder itself
+        {"score": float("inf"), "protected": "fresh tail", "evicted_by": "l:0"},
+        {"seq": True, "message_id": None},  # a bool where an int goes: true, not 1
+        {"ordinal": 2.5, "summary_id": "s1", "summary_kind": "leaf", "kind": "summary", "role": None},
+        {"reason": "lone \ud800 surrogate", "source_role": "tool\u2028"},
+        {"reason": _Text("a str subclass"), "pair_with": (_Text("o:3"), "o:4"), "tool_call_ids": ["c1", "c\u00e9"]},
+        {"reason": "\u0000 spells the encoder's marker"},
+        {"segment": "live", "outcome": "replaced-by-focus", "role": "custom-role-" + "x" * 40},
+    ],
+)
+def test_rows_text_is_the_encoder_s_text(changes: dict[str, object]) -> None:
+    rows = [_row(), _row(**changes), _row(ordinal=3)]
+    assert report.rows_text(rows) == dumps([report._row_item_json(row) for row in rows])[1:-1]

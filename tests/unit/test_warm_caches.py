@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview.assembly import diagnostics, tool_pairs
+from ctxview.assembly.decisions import ROW_FIELDS
 from ctxview.assembly.incremental import message_json
 from ctxview.assembly.incremental.decision_list import CHUNK, LazyDecisionList
 from ctxview.jsjson import js_stringify
@@ -86,6 +87,10 @@ def assert_same(warm: Trace, cold: Trace) -> None:
 def assert_columns(trace: Trace) -> None:
     decisions = trace.decisions
     assert isinstance(decisions, LazyDecisionList)
+    rows = list(decisions.scan_rows(ROW_FIELDS))  # (the CLI's JSON rows: before the loop below builds decisions)
+    assert [[(type(v), v) for v in row] for row in rows] == [
+        [(type(getattr(d, name)), getattr(d, name)) for name in ROW_FIELDS] for d in decisions
+    ]
     for name in COLUMNS:
         assert decisions.column(name) == [getattr(d, name) for d in decisions], name
 

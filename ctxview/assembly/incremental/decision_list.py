@@ -18,9 +18,13 @@ from typing import Any, overload
 from ctxview.model import Decision
 
 CHUNK = 32  # decisions built together: a screenful of rows touches a few chunks, each cheap
+ROW_BATCH = 64  # chunks whose rows ``scan_rows`` asks for at once
 
 Builder = Callable[[int, int], list[Decision]]  # (start, stop) → fresh decisions for those positions
 ColumnProvider = Callable[[], list[Any]]
+# (start, stop) → per position the values of some fields, in a fixed order, as fresh decisions would have
+# them; None where only a decision will do
+RowBuilder = Callable[[int, int], list[list[Any] | None]]
 
 
 class LazyDecisionList(Sequence[Decision]):
@@ -37,6 +41,7 @@ class LazyDecisionList(Sequence[Decision]):
         "_memo",
         "_overrides",
         "_resets",
+        "_rows",
     )
 
     def __init__(
@@ -46,8 +51,10 @@ class LazyDecisionList(Sequence[Decision]):
         *,
         columns: dict[str, ColumnProvider] | None = None,
         index_of_key: Callable[[], dict[str, int]] | None = None,
+        rows: tuple[tuple[str, ...], RowBuilder] | None = None,
     ) -> None:
         self._count = count
+        self._rows = rows
         self._build = build
         self._chunks: list[list[Decision] | None] = [None] * ((count + CHUNK - 1) // CHUNK)
         self._columns = dict(columns or {})
@@ -132,7 +139,9 @@ class LazyDecisionList(Sequence[Decision]):
         """A new list over the same run: same builder and columns, none of this list's changes."""
         if self._extra or self._overrides or self._resets or self._key_maps:
             raise RuntimeError("fork() is for an unchanged list (the assembler's own)")
-        return LazyDecisionList(self._count, self._build, columns=self._columns, index_of_key=self._index_of_key)
+        return LazyDecisionList(
+            self._count, self._build, columns=self._columns, index_of_key=self._index_of_key, rows=self._rows
+        )
 
     def overridden(self, name: str) -> dict[int, Any]:
         """Position → value of every override that sets ``name``."""
@@ -202,6 +211,64 @@ class LazyDecisionList(Sequence[Decision]):
         for number, chunk in enumerate(self._chunks):
             yield from chunk if chunk is not None else self._fresh_chunk(number)
         yield from self._extra
+
+    def scan_rows(self, fields: tuple[str, ...]) -> Iterator[list[Any]]:
+        """``[getattr(d, f) for f in fields]`` of every decision in order, like ``scan``, mostly without decisions.
+
+        When ``fields`` are the row builder's (``fields[0]`` the key), a chunk nobody has read
+        comes from it, with this list's changes applied to the rows as ``_fresh_chunk`` applies
+        them to decisions; other positions are read from their decisions.
+        """
+        rows = self._rows
+        if rows is None or rows[0] != fields or fields[0] != "key":
+            for decision in self.scan():
+                yield [getattr(decision, name) for name in fields]
+            return
+        build = rows[1]
+        where = {name: i for i, name in enumerate(fields)}
+        resets = [(where[name], value) for name, value in self._resets.items() if name in where]
+        key_maps = [(where[name], mapping) for name, mapping in self._key_maps.items() if name in where]
+        overrides = self._overrides
+        chunks = self._chunks
+        number = 0
+        while number < len(chunks):
+            chunk = chunks[number]
+            if chunk is not None:
+                for decision in chunk:
+                    yield [getattr(decision, name) for name in fields]
+                number += 1
+                continue
+            last = number + 1  # a run of unread chunks, built together (up to ROW_BATCH chunks)
+            while last < len(chunks) and last - number < ROW_BATCH and chunks[last] is None:
+                last += 1
+            start = number * CHUNK
+            stop = min(self._count, last * CHUNK)
+            built = build(start, stop)
+            if len(built) != stop - start:
+                raise RuntimeError(f"row builder returned {len(built)} rows for {stop - start} positions")
+            decisions: dict[int, list[Decision]] = {}  # chunks built for positions without a row
+            for offset, row in enumerate(built):
+                if row is None:
+                    at = start + offset
+                    if at // CHUNK not in decisions:
+                        decisions[at // CHUNK] = self._fresh_chunk(at // CHUNK)
+                    decision = decisions[at // CHUNK][at % CHUNK]
+                    yield [getattr(decision, name) for name in fields]
+                    continue
+                for i, value in resets:
+                    row[i] = value
+                for i, mapping in key_maps:
+                    row[i] = mapping.get(row[0], row[i])
+                changed = overrides.get(start + offset) if overrides else None
+                if changed:
+                    for name, value in changed.items():
+                        i = where.get(name)
+                        if i is not None:
+                            row[i] = value
+                yield row
+            number = last
+        for decision in self._extra:
+            yield [getattr(decision, name) for name in fields]
 
     def __len__(self) -> int:
         return self._count + len(self._extra)
@@ -275,4 +342,3 @@ class LazyDecisionList(Sequence[Decision]):
                 values[index] = fields[name]
         values.extend(getattr(d, name) for d in self._extra)
         return values
-
