@@ -40,8 +40,9 @@ from textual.widget import Widget
 from textual.widgets import Header, Input, ProgressBar, Static
 
 from ctxview.errors import CtxviewError
-from ctxview.model import Params, Session, Trace, column, count_text
+from ctxview.model import Decision, Params, Session, Trace, column, count_text
 from ctxview.tui.actions import app_key, bindings
+from ctxview.tui.collector import CollectorHold, freeze_long_lived
 from ctxview.tui.finder import ItemFacts, ItemQuery, matching, parse_query
 from ctxview.tui.scoring_view import RoiTable, roi_table
 from ctxview.tui.state import Assembly, MinBudgets, Selection
@@ -98,6 +99,8 @@ class InspectorScreen(Screen[None]):
     # the state the views bind to (``var``: setting one repaints only the widgets that use it)
     params: var[Params] = var(Params(), init=False)
     assembly: var[Assembly | None] = var(None, init=False)
+    # the run the other panes show: ``assembly``, one frame later (the table draws a new run first)
+    panes: var[Assembly | None] = var(None, init=False)
     selection: var[Selection | None] = var(None, init=False)
     min_budgets: var[MinBudgets | None] = var(None, init=False)
     roi: var[RoiTable] = var(roi_table(None), init=False, always_update=True)
@@ -149,6 +152,8 @@ class InspectorScreen(Screen[None]):
         self._future: list[Params] = []  # parameter sets undone (ctrl+y)
         self._restoring = False  # an undo / redo is setting the params: not a new history entry
         self._export_dialog: ExportScreen | None = None  # the last one: the next starts with its format
+        self._collector = CollectorHold()  # no garbage collection between an edit and its result on screen
+        self._pending_highlight: tuple[Decision | None] | None = None  # the table's item, for the panes' turn
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -157,9 +162,9 @@ class InspectorScreen(Screen[None]):
         yield Header(icon="◧")
         yield Static("", id="host-line")
         yield Controls(self.params, id="controls")
-        yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
-        yield ChangesLine(id="changes").data_bind(screen.assembly)
-        yield CachePrefixLine(id="cache-prefix").data_bind(screen.assembly)
+        yield BudgetBar(id="budget-bar").data_bind(assembly=screen.panes)
+        yield ChangesLine(id="changes").data_bind(assembly=screen.panes)
+        yield CachePrefixLine(id="cache-prefix").data_bind(assembly=screen.panes)
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with Vertical(id="load-status"):
@@ -170,7 +175,7 @@ class InspectorScreen(Screen[None]):
                 yield Static("", id="load-error")
             with Vertical(id="side"):
                 yield DetailPane(id="detail").data_bind(screen.selection, screen.min_budgets)
-                yield AssembledView(id="assembled").data_bind(screen.assembly, screen.selection)
+                yield AssembledView(id="assembled").data_bind(assembly=screen.panes, selection=screen.selection)
         yield FittingFooter(compact=True)
 
     @property
@@ -207,6 +212,7 @@ class InspectorScreen(Screen[None]):
         table.border_subtitle = f"sort: {table.sort} ({app_key(self.app, 'inspector.cycle_sort')})"
 
     def on_unmount(self) -> None:
+        self._collector.release()
         if self._watcher is not None:
             self._watcher.close()
 
@@ -432,6 +438,7 @@ class InspectorScreen(Screen[None]):
         """
         self._generation += 1
         self._last_edit = edit
+        self._collector.hold()  # (released once the result is drawn, or the run failed)
         delay = self.DEBOUNCE if (debounce and self._in_flight) else 0.0
         self._assemble(self.params, self._generation, delay)
         if self.trace is not None:
@@ -450,17 +457,22 @@ class InspectorScreen(Screen[None]):
             await asyncio.sleep(delay)  # typing fast while a run is in flight: a newer keystroke cancels this
         assembler = self.assembler
         if assembler is None:
+            if generation == self._generation:
+                self._collector.release()
             return
         sort = self.query_one(ItemsTable).sort
         try:
             result = await asyncio.to_thread(self._run, assembler, params, generation, sort)
         except Exception as exc:  # the assembler failed on these params: keep the last good trace
             if generation == self._generation:
+                self._collector.release()
                 self.notify(
                     f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8, markup=False
                 )
             return
         if result is None or generation != self._generation:
+            if generation == self._generation:
+                self._collector.release()
             return  # superseded while it waited or ran
         self._apply(result, generation)
 
@@ -495,6 +507,7 @@ class InspectorScreen(Screen[None]):
         """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
         with self._run_lock:
             assembler.prepare(params)
+        freeze_long_lived()  # the first run and the term index live as long as the session
         from ctxview.pipeline import save_pending_renders
 
         save_pending_renders()  # the messages rendered for the first trace, for the next open of this database
@@ -544,13 +557,26 @@ class InspectorScreen(Screen[None]):
             result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
             result.base = self.trace
         self._applied = generation
-        self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
+        self.assembly = result  # the items table first: the other panes follow once it is drawn
         if self.query_filter is not None:
             self._apply_filter()
-        self.roi = roi_table(result.trace)
-        self.sub_title = self._title_with(result.trace)
         if first:
             self._start_check()
+        self.call_after_refresh(self._show_panes, result)
+
+    def _show_panes(self, result: Assembly) -> None:
+        """After the table drew ``result``: the assembled context, the budget bar, the changes and cache lines,
+        the detail pane, the title and the notes follow (unless a newer run is on screen already)."""
+        if result is not self.assembly:
+            return
+        self.panes = result
+        pending, self._pending_highlight = self._pending_highlight, None
+        if pending is not None:
+            self._highlight(pending[0])
+        self.roi = roi_table(result.trace)
+        self.sub_title = self._title_with(result.trace)
+        if self._applied == self._generation:
+            self.call_after_refresh(self._collector.release)
         fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
         self._shown_warnings.update(fresh_notes)
         for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
@@ -559,7 +585,7 @@ class InspectorScreen(Screen[None]):
     @property
     def settled(self) -> bool:
         """True when the trace on screen reflects the latest params (for tests and scripts)."""
-        if self.trace is None or self._applied != self._generation:
+        if self.trace is None or self._applied != self._generation or self.panes is not self.assembly:
             return False
         return not self.query_one(Controls).typing  # a typed number waiting for a pause is an edit to come
 
@@ -586,10 +612,16 @@ class InspectorScreen(Screen[None]):
 
     @on(ItemsTable.ItemHighlighted)
     def _item_highlighted(self, event: ItemsTable.ItemHighlighted) -> None:
+        if self.panes is not self.assembly:  # the table drew a new run: the detail pane follows with the others
+            self._pending_highlight = (event.decision,)
+            return
+        self._highlight(event.decision)
+
+    def _highlight(self, decision: Decision | None) -> None:
         trace = self.trace
         cache = self.assembly.cache if self.assembly is not None else None
         cache_key = cache.first_changed_key if cache is not None else None
-        self.selection = Selection(trace, event.decision, self.session, cache_key) if trace is not None else None
+        self.selection = Selection(trace, decision, self.session, cache_key) if trace is not None else None
 
     @on(AssembledView.MessageChosen)
     def _message_chosen(self, event: AssembledView.MessageChosen) -> None:
