@@ -1,6 +1,6 @@
 """What an edit draws first: the items table shows the new run before the other panes do, the cyclic
 garbage collector stays off from the keystroke until the table is drawn, and once the app settles
-every pane shows the same run and the collector is back on."""
+every pane shows the same run; the collector is back on once the edits pause."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ctxview.tui.widgets.assembled import AssembledView
 from ctxview.tui.widgets.budget_bar import BudgetBar
 from ctxview.tui.widgets.changes import ChangesLine
 from ctxview.tui.widgets.items_table import ItemsTable
-from tests.conftest import settle
+from tests.conftest import settle, wait_for
 
 
 async def test_the_table_draws_a_new_run_before_the_other_panes_follow(demo_db, monkeypatch):
@@ -37,7 +37,7 @@ async def test_the_table_draws_a_new_run_before_the_other_panes_follow(demo_db, 
         screen = app.screen
         assert isinstance(screen, InspectorScreen)
         before = screen.trace
-        assert gc.isenabled()
+        await wait_for(pilot, gc.isenabled, timeout=5)  # (the first run's pause)
         screen.query_one(ItemsTable).focus()
         seen.clear()
         await pilot.press("minus")
@@ -56,7 +56,7 @@ async def test_the_table_draws_a_new_run_before_the_other_panes_follow(demo_db, 
         assert str(screen.query_one(ChangesLine).render()).startswith("after budget: ")
         detail = screen.selection
         assert detail is not None and detail.trace is after
-        assert gc.isenabled()
+        await wait_for(pilot, gc.isenabled, timeout=5)
 
 
 async def test_a_failed_run_turns_the_collector_back_on(demo_db, monkeypatch):

@@ -92,6 +92,9 @@ class InspectorScreen(Screen[None]):
 
     DEBOUNCE: ClassVar[float] = 0.1
     BUSY_AFTER: ClassVar[float] = 0.15  # a run that takes longer shows "assembling…" and a stale table
+    PANES_AFTER: ClassVar[float] = 0.1  # the other panes follow the table's paint, or this long after its run
+    COLLECT_AFTER: ClassVar[float] = 0.5  # no garbage collection until the edits pause this long…
+    COLLECT_EVERY: ClassVar[int] = 64  # …or this many edits came in a row
     AUTO_FOCUS = "ItemsTable"
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("inspector")
@@ -562,12 +565,18 @@ class InspectorScreen(Screen[None]):
             self._apply_filter()
         if first:
             self._start_check()
-        self.call_after_refresh(self._show_panes, result)
+        # (and should the table not be drawn, as when the side panes take its place on a small screen)
+        self.set_timer(self.PANES_AFTER, partial(self._show_panes, result), name="show the panes")
+
+    @on(ItemsTable.Drawn)
+    def _table_drawn(self, event: ItemsTable.Drawn) -> None:
+        if self.assembly is not None and event.trace is self.assembly.trace:
+            self._show_panes(self.assembly)
 
     def _show_panes(self, result: Assembly) -> None:
         """After the table drew ``result``: the assembled context, the budget bar, the changes and cache lines,
         the detail pane, the title and the notes follow (unless a newer run is on screen already)."""
-        if result is not self.assembly:
+        if result is not self.assembly or self.panes is result:
             return
         self.panes = result
         pending, self._pending_highlight = self._pending_highlight, None
@@ -575,12 +584,20 @@ class InspectorScreen(Screen[None]):
             self._highlight(pending[0])
         self.roi = roi_table(result.trace)
         self.sub_title = self._title_with(result.trace)
-        if self._applied == self._generation:
-            self.call_after_refresh(self._collector.release)
+        if self._applied == self._generation:  # collect once the user pauses (or after many edits in a row)
+            generation = self._generation
+            if self._collector.held_edits >= self.COLLECT_EVERY:
+                self._collector.release()
+            else:
+                self.set_timer(self.COLLECT_AFTER, partial(self._collect_when_idle, generation), name="collect")
         fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
         self._shown_warnings.update(fresh_notes)
         for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
             self.notify(note, title="Note", timeout=10, markup=False)
+
+    def _collect_when_idle(self, generation: int) -> None:
+        if generation == self._generation:  # no edit since: the collector catches up while the user reads
+            self._collector.release()
 
     @property
     def settled(self) -> bool:
