@@ -26,6 +26,7 @@ class _Columns:
         self.run = run
         self.pi = run.plan_index
         self._items: dict[int, ResolvedItem] | None = None
+        self._outcomes: tuple[list[Any], dict[int, Any]] | None = None  # (outcome_changes, read again per edit)
 
     def _first_fresh(self) -> int:
         """First plan position whose ordinal is in the fresh tail (plan ordinals never decrease)."""
@@ -96,12 +97,27 @@ class _Columns:
         return kept + fresh
 
     def outcome(self) -> list[Any]:
+        base, changes = self.outcome_changes()
+        out: list[Any] = list(base)
+        for pos, value in changes.items():
+            out[pos] = value
+        return out
+
+    def outcome_changes(self) -> tuple[list[Any], dict[int, Any]]:
+        """The outcome column as the plan's outcomes before any run (a list every run of the plan shares) and
+        this run's outcomes that may differ from it, by position: two runs differ only where either has one."""
+        if self._outcomes is None:
+            self._outcomes = self._outcome_changes()
+        return self._outcomes
+
+    def _outcome_changes(self) -> tuple[list[Any], dict[int, Any]]:
         run = self.run
         pi = self.pi
-        out: list[Any] = list(pi.evicted_or_fixed)
+        base: list[Any] = pi.evicted_or_fixed
+        out: dict[int, Any] = {}
         first = self._first_fresh()
         is_item = pi.is_item
-        for pos in range(first, len(out)):
+        for pos in range(first, len(base)):
             if is_item[pos]:
                 out[pos] = "fresh-tail"
         position = pi.position
@@ -137,7 +153,7 @@ class _Columns:
                     post = None
                 if post is not None:
                     out[pos] = post[0]
-        return out
+        return base, out
 
     def tokens(self) -> list[Any]:
         out: list[Any] = list(self.pi.tokens)
@@ -185,6 +201,7 @@ def lazy_decisions(run: RunRecord) -> LazyDecisionList:
             "score": columns.score,
         },
         index_of_key=lambda: pi.index_of_key,
+        changes={"key": lambda: (pi.keys, {}), "outcome": columns.outcome_changes},
     )
 
 
