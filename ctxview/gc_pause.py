@@ -12,12 +12,19 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC for the block; restore it only if it was running before."""
+def gc_paused(*, keep: bool = False) -> Iterator[None]:
+    """Pause the cyclic GC for the block; restore it only if it was running before.
+
+    ``keep``: what the block built lives on (a loaded session, its resolution): it is moved out of
+    the collector's generations (``gc.freeze``), or the first collection after the block would walk
+    every object of it, and the next full one again.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            gc.freeze()
         if enabled:
             gc.enable()

@@ -7,7 +7,6 @@ every keystroke without re-reading or re-rendering the session.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -112,11 +111,7 @@ class SessionAssembler:
                 with _UNSAVED_LOCK:
                     _UNSAVED.append((self.session, key[1], renders))
                     del _UNSAVED[:-_UNSAVED_LIMIT]  # a process that never saves holds no more than this
-            self._resolved[key] = cached
-            # the session and its resolution live as long as the assembler and hold no cycles worth
-            # collecting: take them out of the cyclic GC's generations, or every full collection
-            # would walk millions of them in the middle of a keystroke
-            gc.freeze()
+            self._resolved[key] = cached  # (resolve_session froze it out of the cyclic GC: it lives on)
         return cached
 
     def _renders(self, sender_metadata: bool) -> Renders | None:

@@ -34,7 +34,7 @@ from ctxview import __version__
 if TYPE_CHECKING:  # the store imports this module: a command that renders nothing never loads the renderer
     from ctxview.assembly.render import RenderedMessage
 
-FORMAT = 1
+FORMAT = 2  # 2: messages kept as marshal bytes, with the facts read of every item
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -160,10 +160,18 @@ def load(identity: Identity | None, conversation_id: int, sender_metadata: bool)
 
 
 def fields_of(render: RenderedMessage | None) -> Any:
+    """What the cache keeps of a render: the message as ``marshal`` bytes (unpacked only when read) and the
+    facts the assembler reads of every item, so that reading them never unpacks it.
+
+    Raises ``ValueError`` for a message ``marshal`` cannot hold (such a message is not cached).
+    """
     if render is None:
         return None
-    return (render.message, render.tokens, render.text, render.role, render.tool_call_id, render.tool_name,
-            render.degraded)
+    from ctxview.assembly.resolve import message_call_ids, message_result_id
+
+    message = render.message
+    return (marshal.dumps(message), render.tokens, render.text, render.role, render.tool_call_id, render.tool_name,
+            render.degraded, message_result_id(message), message_call_ids(message), message.get("role"))
 
 
 def save(
@@ -182,10 +190,15 @@ def save(
     directory = cache_dir()
     if identity is None or directory is None or not enabled() or database_identity(source) != identity:
         return False
-    entries = {mid: fields_of(render) for mid, render in renders.items()}
+    entries: dict[int, Any] = {}
+    for mid, render in renders.items():
+        try:
+            entries[mid] = fields_of(render)
+        except ValueError:  # a value marshal cannot hold (a JS number kept as text): that message is left out
+            continue
     try:
         payload = marshal.dumps(entries)
-    except ValueError:  # a value marshal cannot hold (a JS number kept as text): leave those out
+    except ValueError:
         payload = marshal.dumps({mid: f for mid, f in entries.items() if _marshallable(f)})
     header = _header(identity, conversation_id, sender_metadata)
     digest = hashlib.blake2b(payload, digest_size=32).digest()

@@ -421,7 +421,7 @@ class LcmStore:
         identity = database_identity(self.path) if self.immutable or not self._wal_mode else None
         try:
             cid = self._pick_conversation(conversation_id)
-            with gc_paused():  # the cyclic GC would rescan the growing heap for every batch of rows
+            with gc_paused(keep=True):  # the cyclic GC would rescan the growing heap for every batch of rows
                 session = self._load(cid, progress, identity)
                 # checked while the read transaction still holds the rows: a rollback-mode writer cannot
                 # commit meanwhile, so the same identity now means the rows are of that state

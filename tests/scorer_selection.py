@@ -23,7 +23,7 @@ def select_ranked(
     evictable = [
         ResolvedItem(
             ordinal=position,
-            message={"role": "user", "content": docs[i].text},
+            stored_message={"role": "user", "content": docs[i].text},
             tokens=results[i].stub_tokens if results[i].stub_tokens is not None else docs[i].tokens,
             is_message=True,
             text=docs[i].text,

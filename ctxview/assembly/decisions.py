@@ -67,7 +67,7 @@ def item_decision(
         None,  # live_index
         "message" if item.is_message else "summary",  # kind
         label,  # label
-        item.message.get("role"),  # role
+        item.message_role,  # role
         item.source_role,  # source_role
         item.message_id,  # message_id
         item.seq,  # seq

@@ -67,7 +67,7 @@ def apply_focus_overlay(resolved: list[ResolvedItem], brief: FocusBriefRow | Non
     content = render_focus_brief(brief, timezone)
     focus = ResolvedItem(
         ordinal=first,
-        message={"role": "user", "content": content},
+        stored_message={"role": "user", "content": content},
         tokens=estimate_tokens(content),
         is_message=False,
         text=brief.content,

@@ -11,6 +11,7 @@ Items are never mutated after construction except to fill those caches.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -96,7 +97,9 @@ class ResolvedItem:
     """One resolved context item (§1.2), or the focus-brief item of §10.1."""
 
     ordinal: int
-    message: dict[str, Any]
+    # the agent message, or its ``marshal`` bytes as the render cache keeps them: most items of a large
+    # session are never sent nor shown, so their message is built only when something reads ``message``
+    stored_message: dict[str, Any] | bytes
     tokens: int
     is_message: bool
     text: str
@@ -116,9 +119,10 @@ class ResolvedItem:
     stub_tool_name: str | None = None
     stub_tool_call_id: str | None = None
     stub_of: ResolvedItem | None = None  # set on a stubbed copy: the original item
-    # derived, cheap, filled at construction
+    # derived, cheap, filled at construction (given with a packed message: reading them must not unpack it)
     result_id: str | None = None
     call_ids: tuple[str, ...] = ()
+    message_role: Any = None  # the message's ``role`` value as stored in it
     # lazily filled caches (parameter independent)
     _terms: tuple[Counter[str], int] | None = field(default=None, repr=False)
     _json: str | None = field(default=None, repr=False)
@@ -127,8 +131,19 @@ class ResolvedItem:
     _clean: Any = field(default=None, repr=False)  # (§7.2 normalized message, §7.3 empty reason)
 
     def __post_init__(self) -> None:
-        self.result_id = message_result_id(self.message)
-        self.call_ids = message_call_ids(self.message)
+        message = self.stored_message
+        if isinstance(message, dict):
+            self.result_id = message_result_id(message)
+            self.call_ids = message_call_ids(message)
+            self.message_role = message.get("role")
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The agent message (unpacked on first use, then kept: the same object on every read)."""
+        message = self.stored_message
+        if isinstance(message, bytes):
+            message = self.stored_message = marshal.loads(message)
+        return message
 
     @property
     def key(self) -> str:
@@ -137,11 +152,11 @@ class ResolvedItem:
 
     @property
     def role(self) -> str:
-        return str(self.message.get("role"))
+        return str(self.message_role)
 
     @property
     def stub_eligible(self) -> bool:
-        return self.file_id is not None and self.message_id is not None and self.message.get("role") == "toolResult"
+        return self.file_id is not None and self.message_id is not None and self.message_role == "toolResult"
 
     def term_counts(self) -> tuple[Counter[str], int]:
         """Term frequencies of ``text`` and the number of terms (for §6.2)."""
@@ -174,34 +189,51 @@ def _resolve_message(
     if msg is None:
         return None
     if renders is not None and msg.message_id in renders.cached:
-        fields = renders.cached[msg.message_id]
-        rendered = None if fields is None else RenderedMessage(*fields)
+        cached = renders.cached[msg.message_id]
+        if cached is None:
+            return None
+        packed, tokens, text, role, tool_call_id, tool_name, degraded, result_id, call_ids, message_role = cached
+        item = ResolvedItem(
+            ordinal=row.ordinal,
+            stored_message=packed,
+            tokens=tokens,
+            is_message=True,
+            text=text,
+            message_id=msg.message_id,
+            seq=msg.seq,
+            source_role=msg.role,
+            degraded=degraded,
+            result_id=result_id,
+            call_ids=call_ids,
+            message_role=message_role,
+        )
     else:
         rendered = render_message(msg, sender_metadata)
         if renders is not None:
             renders.fresh[msg.message_id] = rendered
-    if rendered is None:
-        return None
-    item = ResolvedItem(
-        ordinal=row.ordinal,
-        message=rendered.message,
-        tokens=rendered.tokens,
-        is_message=True,
-        text=rendered.text,
-        message_id=msg.message_id,
-        seq=msg.seq,
-        source_role=msg.role,
-        degraded=rendered.degraded,
-    )
+        if rendered is None:
+            return None
+        role, tool_call_id, tool_name = rendered.role, rendered.tool_call_id, rendered.tool_name
+        item = ResolvedItem(
+            ordinal=row.ordinal,
+            stored_message=rendered.message,
+            tokens=rendered.tokens,
+            is_message=True,
+            text=rendered.text,
+            message_id=msg.message_id,
+            seq=msg.seq,
+            source_role=msg.role,
+            degraded=rendered.degraded,
+        )
     large = msg.large_content
-    if isinstance(large, str) and large.startswith("file_") and rendered.role == "toolResult":
+    if isinstance(large, str) and large.startswith("file_") and role == "toolResult":
         file_row = session.large_files.get(large)
         if file_row is not None:
             item.file_id = large
             item.file_byte_size = file_row.byte_size if file_row.byte_size is not None else 0
             item.file_summary = file_row.exploration_summary or None
-            item.stub_tool_name = rendered.tool_name or None
-            item.stub_tool_call_id = rendered.tool_call_id or None
+            item.stub_tool_name = tool_name or None
+            item.stub_tool_call_id = tool_call_id or None
     return item
 
 
@@ -212,7 +244,7 @@ def _resolve_summary(row: ContextItemRow, session: Session, timezone: str) -> Re
     content = render_summary(summary, timezone)
     return ResolvedItem(
         ordinal=row.ordinal,
-        message={"role": "user", "content": content},
+        stored_message={"role": "user", "content": content},
         tokens=estimate_tokens(content),
         is_message=False,
         text=summary.content if isinstance(summary.content, str) else str(summary.content),
@@ -236,7 +268,7 @@ def resolve_item(
 class Renders:
     """Message renders from an earlier run of the same database state, and those made in this one.
 
-    ``cached`` maps a message id to the ``RenderedMessage`` fields in order (None: the message is
+    ``cached`` maps a message id to its ``render_cache.fields_of`` tuple (None: the message is
     skipped); ``fresh`` collects what this resolution rendered itself, for the caller to keep.
     """
 
@@ -253,7 +285,9 @@ def resolve_session(
     ``renders``: message renders to reuse, and where to put the new ones (the pipeline's cache).
     """
     items: list[ResolvedItem] = []
-    with gc_paused():
+    # the resolution lives as long as its session and holds no cycles worth collecting: frozen out of the
+    # cyclic GC's generations, or every full collection would walk it in the middle of a keystroke
+    with gc_paused(keep=True):
         for row in session.items:
             item = resolve_item(row, session, timezone, sender_metadata, renders)
             if item is not None:

@@ -88,7 +88,7 @@ def stubbed_item(item: ResolvedItem) -> ResolvedItem | None:
     message["content"] = content
     stub = ResolvedItem(
         ordinal=item.ordinal,
-        message=message,
+        stored_message=message,
         tokens=estimate_tokens(text),
         is_message=item.is_message,
         text=text,

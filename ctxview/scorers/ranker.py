@@ -155,7 +155,7 @@ def _roi_stub(item: ResolvedItem, result: ScoreResult) -> ResolvedItem | None:
         message["usage"] = {**usage, "output": tokens, "totalTokens": tokens}
     return ResolvedItem(
         ordinal=item.ordinal,
-        message=message,
+        stored_message=message,
         tokens=tokens,
         is_message=item.is_message,
         text=text,

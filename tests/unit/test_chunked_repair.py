@@ -52,7 +52,10 @@ def message(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def items_of(messages: list[dict[str, Any]]) -> list[ResolvedItem]:
-    return [ResolvedItem(ordinal=i * 2, message=m, tokens=1, is_message=True, text="") for i, m in enumerate(messages)]
+    return [
+        ResolvedItem(ordinal=i * 2, stored_message=m, tokens=1, is_message=True, text="")
+        for i, m in enumerate(messages)
+    ]
 
 
 def reference(items: list[ResolvedItem], kept: list[int], cut: int, all_results: dict[str, list[int]]) -> Any:

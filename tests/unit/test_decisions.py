@@ -20,7 +20,7 @@ MATCH = (TermMatch("helm", 2, 0.25),)
 def message_item() -> ResolvedItem:
     return ResolvedItem(
         ordinal=7,
-        message={"role": "toolResult", "toolCallId": "call_9", "content": "helm ok"},
+        stored_message={"role": "toolResult", "toolCallId": "call_9", "content": "helm ok"},
         tokens=11,
         is_message=True,
         text="helm ok",
@@ -33,7 +33,7 @@ def message_item() -> ResolvedItem:
 def summary_item() -> ResolvedItem:
     row = SummaryRow("sum_a", "condensed", 2, "body", latest_at="2026-01-02T00:00:00.000Z")
     return ResolvedItem(
-        ordinal=3, message={"role": "user", "content": "<summary/>"}, tokens=40, is_message=False, text="body",
+        ordinal=3, stored_message={"role": "user", "content": "<summary/>"}, tokens=40, is_message=False, text="body",
         summary=row, summary_max_source_seq=12,
     )  # fmt: skip
 
@@ -119,7 +119,7 @@ def test_item_decision_of_a_summary_with_the_defaults() -> None:
 def test_focus_covered_and_unresolved_decisions() -> None:
     brief = FocusBriefRow("fb_1", "prompt", "brief text", "active")
     focus = ResolvedItem(
-        ordinal=3, message={"role": "user", "content": "<focus_brief/>"}, tokens=9, is_message=False,
+        ordinal=3, stored_message={"role": "user", "content": "<focus_brief/>"}, tokens=9, is_message=False,
         text="brief text", is_focus_brief=True, brief=brief, covered_ordinals=(3,),
     )  # fmt: skip
     assert focus_decision(focus, outcome="focus", reason="why", output_index=0) == Decision(

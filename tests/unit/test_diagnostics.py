@@ -12,7 +12,7 @@ from ctxview.assembly.resolve import ResolvedItem
 def _message(ordinal: int, text: str, tokens: int = 1) -> ResolvedItem:
     return ResolvedItem(
         ordinal=ordinal,
-        message={"role": "user", "content": text},
+        stored_message={"role": "user", "content": text},
         tokens=tokens,
         is_message=True,
         text=text,

@@ -12,7 +12,7 @@ from ctxview.model import SummaryRow
 def raw(ordinal: int, role: str, tokens: int) -> ResolvedItem:
     return ResolvedItem(
         ordinal=ordinal,
-        message={"role": "assistant" if role == "tool" else role, "content": "x"},
+        stored_message={"role": "assistant" if role == "tool" else role, "content": "x"},
         tokens=tokens,
         is_message=True,
         text="x",
@@ -23,7 +23,7 @@ def raw(ordinal: int, role: str, tokens: int) -> ResolvedItem:
 def summary(ordinal: int, tokens: int) -> ResolvedItem:
     return ResolvedItem(
         ordinal=ordinal,
-        message={"role": "user", "content": "<summary/>"},
+        stored_message={"role": "user", "content": "<summary/>"},
         tokens=tokens,
         is_message=False,
         text="s",

@@ -120,7 +120,7 @@ def test_empty_reasons() -> None:
 
 
 def item(ordinal: int, message: dict[str, Any]) -> ResolvedItem:
-    return ResolvedItem(ordinal=ordinal, message=message, tokens=1, is_message=True, text="")
+    return ResolvedItem(ordinal=ordinal, stored_message=message, tokens=1, is_message=True, text="")
 
 
 def test_clean_selected_counts_and_segments() -> None:

@@ -12,6 +12,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from ctxview.assembly.resolve import ResolvedItem
 from ctxview.errors import DatabaseError
 from ctxview.jserrors import JSError
 from ctxview.jsjson import js_stringify
-from ctxview.model import DeferredParts
+from ctxview.model import KEPT_OUTCOMES, DeferredParts
+from ctxview.params_io import default_params
 from ctxview.pipeline import SessionAssembler, save_pending_renders
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
@@ -44,8 +46,18 @@ def _facts(item: ResolvedItem) -> tuple[Any, ...]:
     return (
         item.ordinal, item.key, item.tokens, item.text, js_stringify(item.message), item.role, item.is_message,
         item.message_id, item.seq, item.source_role, item.degraded, item.result_id, item.call_ids, item.file_id,
-        item.file_byte_size, item.file_summary, item.stub_tool_name, item.stub_tool_call_id,
+        item.file_byte_size, item.file_summary, item.stub_tool_name, item.stub_tool_call_id, item.message_role,
+        item.stub_eligible, _typed(item.message),
     )
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the type of every part spelt out (``==`` alone takes 1, 1.0 and True for one another)."""
+    if isinstance(value, dict):
+        return ("dict", tuple((_typed(k), _typed(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_typed(v) for v in value))
+    return (type(value).__name__, repr(value))
 
 
 def _resolve(path: Path, sender_metadata: bool = True) -> tuple[list[tuple[Any, ...]], Any]:
@@ -221,7 +233,14 @@ def test_a_warm_open_reads_the_parts_only_when_asked_and_gets_the_same(cache: Pa
         warm_session = store.load_session()
     deferred = [m.parts for m in warm_session.messages.values()]
     assert all(isinstance(parts, DeferredParts) and not parts.loaded for parts in deferred)
-    assert [_facts(i) for i in SessionAssembler(warm_session).resolved("UTC")] == cold
+    assembler = SessionAssembler(warm_session)
+    trace = assembler.run(replace(default_params(), token_budget=2000))
+    kept = {d.key for d in trace.decisions if d.outcome in KEPT_OUTCOMES}
+    resolved = assembler.resolved("UTC")
+    # a run unpacks the messages it sends (and their pairing partners), not the session's evicted past
+    packed = [item for item in resolved if isinstance(item.stored_message, bytes)]
+    assert packed and all(item.key not in kept for item in packed)
+    assert [_facts(i) for i in resolved] == cold
     assert not deferred[0].loaded  # resolving from the cache needed no part
     assert _parts_by_message(warm_session) == _parts_by_message(cold_session)
     assert deferred[0].loaded

@@ -10,8 +10,8 @@ from ctxview.assembly.resolve import ResolvedItem
 
 
 def item(ordinal: int) -> ResolvedItem:
-    return ResolvedItem(ordinal=ordinal, message={"role": "user", "content": str(ordinal)}, tokens=1, is_message=True,
-                        text=str(ordinal))
+    return ResolvedItem(ordinal=ordinal, stored_message={"role": "user", "content": str(ordinal)}, tokens=1,
+                        is_message=True, text=str(ordinal))
 
 
 def test_the_same_items_share_the_lookups_and_a_stub_gets_new_ones() -> None:

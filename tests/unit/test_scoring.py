@@ -54,7 +54,7 @@ def test_g2_scores_on_json_item_text() -> None:
 
 def test_item_scores_are_cached_per_prompt() -> None:
     item = ResolvedItem(
-        ordinal=0, message={"role": "user", "content": "x"}, tokens=1, is_message=True, text="deploy prod deploy"
+        ordinal=0, stored_message={"role": "user", "content": "x"}, tokens=1, is_message=True, text="deploy prod deploy"
     )
     first = score_item(item, ("deploy",))
     assert first == (2 / 3, (TermMatch("deploy", 2, 2 / 3),))
@@ -70,6 +70,7 @@ def test_long_prompts_score_like_short_ones() -> None:
     text = " ".join(vocab[(i * 7) % 200] for i in range(60))
     prompt_words = [vocab[(i * 13) % 200] for i in range(300)]
     terms = tuple(prompt_terms(" ".join(prompt_words)))
-    item = ResolvedItem(ordinal=0, message={"role": "user", "content": "x"}, tokens=1, is_message=True, text=text)
+    item = ResolvedItem(ordinal=0, stored_message={"role": "user", "content": "x"}, tokens=1, is_message=True,
+                        text=text)
     assert len(terms) > 8 and len(item.term_counts()[0]) < len(terms)
     assert score_item(item, terms) == score_counts(*item.term_counts(), terms)

@@ -17,7 +17,7 @@ from ctxview.assembly.select import (
 
 def items(*tokens: int) -> list[ResolvedItem]:
     return [
-        ResolvedItem(ordinal=i, message={"role": "user", "content": "x"}, tokens=t, is_message=True, text="x")
+        ResolvedItem(ordinal=i, stored_message={"role": "user", "content": "x"}, tokens=t, is_message=True, text="x")
         for i, t in enumerate(tokens)
     ]
 

@@ -15,7 +15,7 @@ VOCAB = ["db", "database", "migration", "rollback", "helm", "a", "the", "x1", "9
 def item(ordinal: int, text: str, *, focus: bool = False) -> ResolvedItem:
     return ResolvedItem(
         ordinal=ordinal,
-        message={"role": "user", "content": text},
+        stored_message={"role": "user", "content": text},
         tokens=max(1, len(text) // 4),
         is_message=True,
         text=text,

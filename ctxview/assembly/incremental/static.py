@@ -114,7 +114,7 @@ def item_label(item: ResolvedItem) -> str:
     if item.summary is not None:
         kind = item.summary.kind
         return "leaf" if kind == "leaf" else f"{kind} d{js_string(item.summary.depth)}"
-    return str(item.message.get("role"))
+    return str(item.message_role)
 
 
 def per_static(static: SessionStatic, resolved: list[ResolvedItem], name: str, build: Callable[[], Any]) -> Any:

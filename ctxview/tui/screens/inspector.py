@@ -172,7 +172,9 @@ class InspectorScreen(Screen[None]):
             with Vertical(id="left"):
                 with Vertical(id="load-status"):
                     yield Static("reading the session…", id="load-words")
-                    yield ProgressBar(id="load-progress", show_eta=False, show_percentage=False)
+                    # determinate from the start: an indeterminate bar repaints 15 times a second, and each
+                    # repaint takes the interpreter from the thread reading the session
+                    yield ProgressBar(total=1, id="load-progress", show_eta=False, show_percentage=False)
                 yield FindLine(id="find")
                 yield ItemsTable(id="items").data_bind(screen.assembly, screen.min_budgets)
                 yield Static("", id="load-error")
@@ -197,9 +199,9 @@ class InspectorScreen(Screen[None]):
         self.query_one("#load-error").display = False
         self.query_one("#host-line").display = False  # shown once an OpenClaw session is found (or was picked)
         self.sub_title = f"{self.db_path.name} · loading…"
-        table = self.query_one(ItemsTable)
-        table.focus()
-        table.loading = True
+        # (no loading animation over the table: #load-status says what is under way, and an animation's
+        # repaints would take the interpreter from the thread reading and assembling the session)
+        self.query_one(ItemsTable).focus()
         self.load_session()
         if self.watch:
             from ctxview.watch import WATCH_INTERVAL
@@ -389,7 +391,8 @@ class InspectorScreen(Screen[None]):
             self.query_one("#load-words", Static).update(
                 f"assembling {count_text(len(session.items), 'context item')}…"
             )
-            self.query_one("#load-progress", ProgressBar).update(total=None)  # no count for the run: activity
+            # no count for the run, and no animation either (it would slow the run it stands for): words only
+            self.query_one("#load-progress", ProgressBar).display = False
         self.request_assembly(edit if reloaded else "", debounce=False)
 
     # --- watching (--watch) ----------------------------------------------------------------
