@@ -11,6 +11,7 @@ against each other on every run it makes.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import repeat
 from typing import Any
 
 from ctxview.assembly.decisions import RunRecord, post_outcome, run_decisions, run_lookups
@@ -54,6 +55,28 @@ class _Columns:
                         items[pos] = effective.get(id(root), root)
             self._items = items
         return self._items
+
+    def _evictable_positions(self) -> list[int | None]:
+        """Each evictable item's plan position, None where that position is not the item's own: shared by
+        the runs whose evictable list is the session's last one (``run_lookups`` checks that)."""
+        run = self.run
+        static = run.static
+        prep = run_lookups(run)
+        lookups = static.evictable_lookups  # (read once: another run may replace it)
+        # this run's lookups are the shared ones only while they hold this very evictable list
+        shared = lookups is not None and prep.evict_index is lookups[1]
+        known = static.evictable_positions
+        if shared and known is not None and known[0] is lookups and known[1] is self.pi:
+            return known[2]
+        position = self.pi.position
+        plan = static.plan
+        at: list[int | None] = []
+        for item in run.evictable:
+            pos = position.get(id(item))
+            at.append(pos if pos is not None and plan[pos][0] == "item" else None)
+        if shared:
+            static.evictable_positions = (lookups, self.pi, at)
+        return at
 
     def _evictable_at(self, pos: int, item: ResolvedItem) -> int | None:
         return run_lookups(self.run).evict_index.get(id(item))
@@ -120,14 +143,13 @@ class _Columns:
         for pos in range(first, len(base)):
             if is_item[pos]:
                 out[pos] = "fresh-tail"
-        position = pi.position
         plan = run.static.plan
         exceptions = self._exceptions()
-        for index in run.selection.kept:
-            item = run.evictable[index]
-            pos = position.get(id(item))
-            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
-                out[pos] = "kept"
+        at = self._evictable_positions()
+        kept = [pos for pos in map(at.__getitem__, run.selection.kept) if pos is not None]  # (C-fast lookups)
+        if exceptions:
+            kept = [pos for pos in kept if pos not in exceptions]
+        out.update(zip(kept, repeat("kept")))
         selected_ids = run.selected_ids
         for pos, item in exceptions.items():
             if self._evictable_at(pos, item) is None:

@@ -38,6 +38,8 @@ class SessionStatic:
     # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
     # same session mostly has the very same list (same items, same order), and can share them
     evictable_lookups: tuple[list[ResolvedItem], dict[int, int], dict[int, ResolvedItem]] | None = None
+    # for those lookups and a plan index: each evictable item's plan position (None: not an item position there)
+    evictable_positions: tuple[Any, Any, list[int | None]] | None = None
 
 
 def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> SessionStatic:
