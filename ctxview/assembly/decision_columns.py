@@ -82,11 +82,20 @@ class _Columns:
         return run_lookups(self.run).evict_index.get(id(item))
 
     def segment(self) -> list[Any]:
+        base, changes = self.segment_changes()
+        out: list[Any] = list(base)
+        for pos, value in changes.items():
+            out[pos] = value
+        return out
+
+    def segment_changes(self) -> tuple[list[Any], dict[int, Any]]:
+        """The segment column as the plan's (shared by its runs) and this run's positions that may differ."""
         pi = self.pi
-        out: list[Any] = ["focus" if f is not None else "evictable" for f in pi.fixed]
+        base: list[Any] = pi.evictable_or_focus
+        out: dict[int, Any] = {}
         first = self._first_fresh()
         is_item = pi.is_item
-        for pos in range(first, len(out)):
+        for pos in range(first, len(base)):
             if is_item[pos]:
                 out[pos] = "fresh-tail"
         for pos, item in self._exceptions().items():
@@ -94,7 +103,7 @@ class _Columns:
         tail = self.run.tail
         for pos, ordinal in pi.unresolved:
             out[pos] = "fresh-tail" if tail.is_fresh(ordinal) else "evictable"
-        return out
+        return base, out
 
     def selected(self) -> list[Any]:
         pi = self.pi
@@ -223,7 +232,7 @@ def lazy_decisions(run: RunRecord) -> LazyDecisionList:
             "score": columns.score,
         },
         index_of_key=lambda: pi.index_of_key,
-        changes={"key": lambda: (pi.keys, {}), "outcome": columns.outcome_changes},
+        changes={"key": lambda: (pi.keys, {}), "outcome": columns.outcome_changes, "segment": columns.segment_changes},
     )
 
 

@@ -735,9 +735,9 @@ def sent_parts(
     else:
         tokens = tokens_of_all(trace.messages)
     decisions = trace.decisions
-    segments = column(decisions, "segment")
+    segment_of = _segment_reader(decisions)
     if index_of_key is None:
-        index_of_key = dict(zip(column(decisions, "key"), range(len(segments)), strict=True))
+        index_of_key = dict(zip(column(decisions, "key"), range(len(decisions)), strict=True))
     part = "tail"
     for count, key in zip(tokens, trace.message_keys, strict=False):
         if key is not None:
@@ -748,6 +748,28 @@ def sent_parts(
                 if index is None:
                     part = "recall"
                 else:
-                    part = "kept" if segments[index] == "evictable" else "tail"
+                    part = "kept" if segment_of(index) == "evictable" else "tail"
         parts[part] += count
     return parts
+
+
+def _segment_reader(decisions: Any) -> Callable[[int], Any]:
+    """The segment of the decision at an index: from the run's changed positions where the list gives them
+    (``column_changes``: the sent messages' few, not a column of 100,000), else from the column."""
+    reader = getattr(decisions, "column_changes", None)
+    parts = reader("segment") if reader is not None else None
+    if parts is None:
+        return column(decisions, "segment").__getitem__
+    base, changes, extra = parts
+    count = len(base)
+
+    def segment_of(index: int) -> Any:
+        if index >= count:
+            return extra[index - count]
+        found = changes.get(index, _MISSING)
+        return base[index] if found is _MISSING else found
+
+    return segment_of
+
+
+_MISSING = object()

@@ -85,7 +85,7 @@ def test_the_diff_from_each_runs_changed_positions_equals_a_diff_of_every_decisi
 @pytest.mark.parametrize("budget", [300, 1_200, 100_000])
 def test_column_changes_rebuild_the_column(assembler, budget):
     trace = assembler.run(replace(DEMO, token_budget=budget, prompt="deploy"))
-    for name in ("key", "outcome"):
+    for name in ("key", "outcome", "segment"):
         parts = trace.decisions.column_changes(name)
         assert parts is not None
         base, changes, extra = parts
