@@ -223,7 +223,7 @@ def lazy_decisions(run: RunRecord) -> LazyDecisionList:
         columns={
             "key": lambda: pi.keys,
             "ordinal": lambda: pi.ordinals,
-            "live_index": lambda: [None] * count,
+            "live_index": lambda: pi.no_live,
             "kind": lambda: pi.kinds,
             "segment": columns.segment,
             "selected": columns.selected,

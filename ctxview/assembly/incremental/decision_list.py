@@ -298,11 +298,14 @@ class LazyDecisionList(Sequence[Decision]):
         provider = self._columns.get(name)
         if provider is None:
             return [getattr(d, name) for d in self]
+        mapping = self._key_maps.get(name)
         if name in self._resets:
             values = [self._resets[name]] * self._count
         else:
-            values = list(provider())
-        mapping = self._key_maps.get(name)
+            values = provider()
+            if mapping is None and not self._extra and not any(name in f for f in self._overrides.values()):
+                return values  # the provider's list as it is (shared with other runs: read it, never modify it)
+            values = list(values)
         if mapping is not None:
             keys = self._column("key") if name != "key" else list(values)  # (also those of appended decisions)
             values = list(map(mapping.get, keys, values))  # (mapping.get(key, value) per pair, at C speed)

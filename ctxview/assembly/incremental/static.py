@@ -186,10 +186,13 @@ class PlanIndex:
     evicted_or_fixed: list[str] = field(default_factory=list)  # ``fixed`` with "evicted" for the items (the
     # outcome column every run starts from: copying it is C-fast, building it is a loop over every position)
     evictable_or_focus: list[str] = field(default_factory=list)  # the segment column every run starts from
+    no_live: list[None] = field(default_factory=list)  # the live-index column of the context items (all None)
 
     def __post_init__(self) -> None:
         if not self.evicted_or_fixed:
             self.evicted_or_fixed = [f if f is not None else "evicted" for f in self.fixed]
+        if len(self.no_live) != len(self.keys):
+            self.no_live = [None] * len(self.keys)
         if not self.evictable_or_focus:
             self.evictable_or_focus = ["focus" if f is not None else "evictable" for f in self.fixed]
 
