@@ -68,12 +68,11 @@ class _Columns:
         known = static.evictable_positions
         if shared and known is not None and known[0] is lookups and known[1] is self.pi:
             return known[2]
-        position = self.pi.position
-        plan = static.plan
-        at: list[int | None] = []
-        for item in run.evictable:
-            pos = position.get(id(item))
-            at.append(pos if pos is not None and plan[pos][0] == "item" else None)
+        is_item = self.pi.is_item  # (the plan's tag is "item" there)
+        at: list[int | None] = [
+            pos if pos is not None and is_item[pos] else None
+            for pos in map(self.pi.position.get, map(id, run.evictable))
+        ]
         if shared:
             static.evictable_positions = (lookups, self.pi, at)
         return at

@@ -434,6 +434,19 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
     return diff
 
 
+def prime_diff(trace: Trace) -> None:
+    """Compute now what ``diff_outcomes`` will read of ``trace`` when the next run is compared with it (its
+    changed positions, and the per-session lookups behind them, which the next runs share): for the first
+    trace, in the background, so the first keystroke does not build them."""
+    reader = getattr(trace.decisions, "column_changes", None)
+    if reader is None:
+        return
+    reader("key")
+    outcomes = reader("outcome")
+    if outcomes is not None:
+        _no_none(outcomes[0])
+
+
 _last_checked: tuple[Any, bool] = (None, False)  # (the last base list checked, whether it holds no None)
 
 

@@ -58,6 +58,7 @@ from ctxview.tui.view import (
     outcome_counts,
     params_change,
     partner,
+    prime_diff,
     rules_label,
     sent_parts,
     step_budget,
@@ -509,10 +510,12 @@ class InspectorScreen(Screen[None]):
         return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous, counts=counts)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
-    def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
+    def _prepare(self, assembler: SessionAssembler, params: Params, first: Trace | None = None) -> None:
         """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
         with self._run_lock:
             assembler.prepare(params)
+            if first is not None:
+                prime_diff(first)  # what the first edit's diff reads of the first trace (and shares with the next)
         freeze_long_lived()  # the first run and the term index live as long as the session
         from ctxview.pipeline import save_pending_renders
 
@@ -551,7 +554,7 @@ class InspectorScreen(Screen[None]):
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.assembly is None
         if first and self.assembler is not None:
-            self._prepare(self.assembler, result.trace.params)
+            self._prepare(self.assembler, result.trace.params, result.trace)
         result.edit = self._last_edit
         result.first = first
         self.query_one(ItemsTable).set_stale(False)
