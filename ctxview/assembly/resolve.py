@@ -123,6 +123,9 @@ class ResolvedItem:
     result_id: str | None = None
     call_ids: tuple[str, ...] = ()
     message_role: Any = None  # the message's ``role`` value as stored in it
+    # the stable decision key, ``o:<ordinal>`` (``f:<ordinal>`` for the focus item): one string per item,
+    # read by every run for every item and shared by every index built on it
+    key: str = field(init=False, default="")
     # lazily filled caches (parameter independent)
     _terms: tuple[Counter[str], int] | None = field(default=None, repr=False)
     _json: str | None = field(default=None, repr=False)
@@ -131,6 +134,7 @@ class ResolvedItem:
     _clean: Any = field(default=None, repr=False)  # (§7.2 normalized message, §7.3 empty reason)
 
     def __post_init__(self) -> None:
+        self.key = ("f:" if self.is_focus_brief else "o:") + str(self.ordinal)
         message = self.stored_message
         if isinstance(message, dict):
             self.result_id = message_result_id(message)
@@ -144,11 +148,6 @@ class ResolvedItem:
         if isinstance(message, bytes):
             message = self.stored_message = marshal.loads(message)
         return message
-
-    @property
-    def key(self) -> str:
-        """Stable decision key: ``o:<ordinal>`` (``f:<ordinal>`` for the focus item)."""
-        return f"f:{self.ordinal}" if self.is_focus_brief else f"o:{self.ordinal}"
 
     @property
     def role(self) -> str:

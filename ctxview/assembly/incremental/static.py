@@ -52,19 +52,21 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
     items = overlay.items
     all_results: dict[str, list[int]] = {}
     calls: dict[str, list[ResolvedItem]] = {}
-    for item in items:
-        if item.result_id:
-            all_results.setdefault(item.result_id, []).append(item.ordinal)
-        for cid in item.call_ids:
-            calls.setdefault(cid, []).append(item)
     results_by_id: dict[str, list[ResolvedItem]] = {}
+    tooled: list[ResolvedItem] = []  # the items that issue or answer a tool call (most items do neither)
     for item in items:
-        if item.result_id:
-            results_by_id.setdefault(item.result_id, []).append(item)
+        result_id = item.result_id
+        if result_id:
+            all_results.setdefault(result_id, []).append(item.ordinal)
+            results_by_id.setdefault(result_id, []).append(item)
+            tooled.append(item)
+        if item.call_ids:
+            for cid in item.call_ids:
+                calls.setdefault(cid, []).append(item)
+            if not result_id:
+                tooled.append(item)
     pairs: dict[int, tuple[str, ...]] = {}
-    for item in items:
-        if not item.call_ids and not item.result_id:
-            continue
+    for item in tooled:
         partners: dict[str, None] = {}
         for cid in item.call_ids:
             for other in results_by_id.get(cid, ()):
@@ -79,21 +81,29 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
     by_ordinal = {item.ordinal: item for item in resolved}
     covered = {item.ordinal for item in overlay.covered}
     focus = overlay.focus_item
-    plan: list[tuple[str, Any]] = []
-    unresolved_rows: list[ContextItemRow] = []
-    for row in sorted(session.items, key=lambda r: r.ordinal):
-        if focus is not None and row.ordinal == focus.ordinal:
-            plan.append(("focus", focus))
-        item = by_ordinal.get(row.ordinal)
-        if item is None:
-            unresolved_rows.append(row)
-            plan.append(("unresolved", row))
-        elif row.ordinal in covered:
-            plan.append(("covered", item))
-        else:
-            plan.append(("item", item))
-    labels = {id(item): item_label(item) for item in resolved}
-    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in resolved if item.call_ids or item.result_id}
+    rows = sorted(session.items, key=lambda r: r.ordinal)
+    plan: list[tuple[str, Any]]
+    if focus is None and not covered:  # the usual session: one loop at C speed
+        found = by_ordinal.get
+        plan = [("item", item) if (item := found(row.ordinal)) is not None else ("unresolved", row) for row in rows]
+    else:
+        plan = []
+        for row in rows:
+            if focus is not None and row.ordinal == focus.ordinal:
+                plan.append(("focus", focus))
+            item = by_ordinal.get(row.ordinal)
+            if item is None:
+                plan.append(("unresolved", row))
+            elif row.ordinal in covered:
+                plan.append(("covered", item))
+            else:
+                plan.append(("item", item))
+    unresolved_rows: list[ContextItemRow] = [obj for tag, obj in plan if tag == "unresolved"]
+    labels = {
+        id(item): str(item.message_role) if item.summary is None and not item.is_focus_brief else item_label(item)
+        for item in resolved
+    }
+    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in tooled}
     static = SessionStatic(
         overlay=overlay,
         all_results=all_results,
@@ -205,7 +215,26 @@ def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIn
         hit = cache.get(key)
         if hit is not None and hit[0] is static:
             return hit[1]
-    keys: list[str] = []
+    plan = static.plan
+    if all(tag == "item" for tag, _ in plan):  # the usual session: every row resolves, no focus brief
+        items: list[ResolvedItem] = [obj for _, obj in plan]
+        keys = [item.key for item in items]
+        plan_index = PlanIndex(
+            keys,
+            [item.ordinal for item in items],
+            ["message" if item.is_message else "summary" for item in items],
+            [item.tokens for item in items],
+            [None] * len(items),
+            [True] * len(items),
+            {id(item): pos for pos, item in enumerate(items)},
+            {k: pos for pos, k in enumerate(keys)},  # the last wins, as in the loop below
+            [],
+            ["evicted"] * len(items),
+        )
+        if cache is not None:
+            cache[key] = (static, plan_index)
+        return plan_index
+    keys = []
     ordinals: list[int] = []
     kinds: list[str] = []
     tokens: list[int] = []
@@ -213,7 +242,7 @@ def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIn
     is_item: list[bool] = []
     position: dict[int, int] = {}
     unresolved: list[tuple[int, int]] = []
-    for tag, obj in static.plan:
+    for tag, obj in plan:
         pos = len(keys)
         if tag == "unresolved":
             row: ContextItemRow = obj
