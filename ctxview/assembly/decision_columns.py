@@ -11,6 +11,7 @@ against each other on every run it makes.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import repeat
 from typing import Any
 
 from ctxview.assembly.decisions import ROW_FIELDS, RunRecord, post_outcome, run_decisions, run_lookups, run_rows
@@ -26,6 +27,7 @@ class _Columns:
         self.run = run
         self.pi = run.plan_index
         self._items: dict[int, ResolvedItem] | None = None
+        self._outcomes: tuple[list[Any], dict[int, Any]] | None = None  # (outcome_changes, read again per edit)
 
     def _first_fresh(self) -> int:
         """First plan position whose ordinal is in the fresh tail (plan ordinals never decrease)."""
@@ -54,15 +56,45 @@ class _Columns:
             self._items = items
         return self._items
 
+    def _evictable_positions(self) -> list[int | None]:
+        """Each evictable item's plan position, None where that position is not the item's own: shared by
+        the runs whose evictable list is the session's last one (``run_lookups`` checks that)."""
+        run = self.run
+        static = run.static
+        prep = run_lookups(run)
+        lookups = static.evictable_lookups  # (read once: another run may replace it)
+        # this run's lookups are the shared ones only while they hold this very evictable list
+        shared = lookups is not None and prep.evict_index is lookups[1]
+        known = static.evictable_positions
+        if shared and known is not None and known[0] is lookups and known[1] is self.pi:
+            return known[2]
+        is_item = self.pi.is_item  # (the plan's tag is "item" there)
+        at: list[int | None] = [
+            pos if pos is not None and is_item[pos] else None
+            for pos in map(self.pi.position.get, map(id, run.evictable))
+        ]
+        if shared:
+            static.evictable_positions = (lookups, self.pi, at)
+        return at
+
     def _evictable_at(self, pos: int, item: ResolvedItem) -> int | None:
         return run_lookups(self.run).evict_index.get(id(item))
 
     def segment(self) -> list[Any]:
+        base, changes = self.segment_changes()
+        out: list[Any] = list(base)
+        for pos, value in changes.items():
+            out[pos] = value
+        return out
+
+    def segment_changes(self) -> tuple[list[Any], dict[int, Any]]:
+        """The segment column as the plan's (shared by its runs) and this run's positions that may differ."""
         pi = self.pi
-        out: list[Any] = ["focus" if f is not None else "evictable" for f in pi.fixed]
+        base: list[Any] = pi.evictable_or_focus
+        out: dict[int, Any] = {}
         first = self._first_fresh()
         is_item = pi.is_item
-        for pos in range(first, len(out)):
+        for pos in range(first, len(base)):
             if is_item[pos]:
                 out[pos] = "fresh-tail"
         for pos, item in self._exceptions().items():
@@ -70,7 +102,7 @@ class _Columns:
         tail = self.run.tail
         for pos, ordinal in pi.unresolved:
             out[pos] = "fresh-tail" if tail.is_fresh(ordinal) else "evictable"
-        return out
+        return base, out
 
     def selected(self) -> list[Any]:
         pi = self.pi
@@ -96,22 +128,36 @@ class _Columns:
         return kept + fresh
 
     def outcome(self) -> list[Any]:
+        base, changes = self.outcome_changes()
+        out: list[Any] = list(base)
+        for pos, value in changes.items():
+            out[pos] = value
+        return out
+
+    def outcome_changes(self) -> tuple[list[Any], dict[int, Any]]:
+        """The outcome column as the plan's outcomes before any run (a list every run of the plan shares) and
+        this run's outcomes that may differ from it, by position: two runs differ only where either has one."""
+        if self._outcomes is None:
+            self._outcomes = self._outcome_changes()
+        return self._outcomes
+
+    def _outcome_changes(self) -> tuple[list[Any], dict[int, Any]]:
         run = self.run
         pi = self.pi
-        out: list[Any] = list(pi.evicted_or_fixed)
+        base: list[Any] = pi.evicted_or_fixed
+        out: dict[int, Any] = {}
         first = self._first_fresh()
         is_item = pi.is_item
-        for pos in range(first, len(out)):
+        for pos in range(first, len(base)):
             if is_item[pos]:
                 out[pos] = "fresh-tail"
-        position = pi.position
         plan = run.static.plan
         exceptions = self._exceptions()
-        for index in run.selection.kept:
-            item = run.evictable[index]
-            pos = position.get(id(item))
-            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
-                out[pos] = "kept"
+        at = self._evictable_positions()
+        kept = [pos for pos in map(at.__getitem__, run.selection.kept) if pos is not None]  # (C-fast lookups)
+        if exceptions:
+            kept = [pos for pos in kept if pos not in exceptions]
+        out.update(zip(kept, repeat("kept")))
         selected_ids = run.selected_ids
         for pos, item in exceptions.items():
             if self._evictable_at(pos, item) is None:
@@ -137,7 +183,7 @@ class _Columns:
                     post = None
                 if post is not None:
                     out[pos] = post[0]
-        return out
+        return base, out
 
     def tokens(self) -> list[Any]:
         out: list[Any] = list(self.pi.tokens)
@@ -176,7 +222,7 @@ def lazy_decisions(run: RunRecord) -> LazyDecisionList:
         columns={
             "key": lambda: pi.keys,
             "ordinal": lambda: pi.ordinals,
-            "live_index": lambda: [None] * count,
+            "live_index": lambda: pi.no_live,
             "kind": lambda: pi.kinds,
             "segment": columns.segment,
             "selected": columns.selected,
@@ -186,6 +232,7 @@ def lazy_decisions(run: RunRecord) -> LazyDecisionList:
         },
         index_of_key=lambda: pi.index_of_key,
         rows=(ROW_FIELDS, lambda start, stop: run_rows(run, start, stop)),
+        changes={"key": lambda: (pi.keys, {}), "outcome": columns.outcome_changes, "segment": columns.segment_changes},
     )
 
 

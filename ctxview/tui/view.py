@@ -398,6 +398,9 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
     diff = OutcomeDiff()
     if previous is None:
         return diff
+    sparse = _diff_by_changes(previous, current)
+    if sparse is not None:
+        return sparse
     old_keys, old_outcomes = column(previous.decisions, "key"), column(previous.decisions, "outcome")
     keys, outcomes = column(current.decisions, "key"), column(current.decisions, "outcome")
     if (old_keys is keys or old_keys == keys) and None not in old_outcomes:
@@ -428,6 +431,75 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
             diff.gained += 1
         elif was and not now:
             diff.lost += 1
+    return diff
+
+
+def prime_diff(trace: Trace) -> None:
+    """Compute now what ``diff_outcomes`` will read of ``trace`` when the next run is compared with it (its
+    changed positions, and the per-session lookups behind them, which the next runs share): for the first
+    trace, in the background, so the first keystroke does not build them."""
+    reader = getattr(trace.decisions, "column_changes", None)
+    if reader is None:
+        return
+    reader("key")
+    outcomes = reader("outcome")
+    if outcomes is not None:
+        _no_none(outcomes[0])
+
+
+_last_checked: tuple[Any, bool] = (None, False)  # (the last base list checked, whether it holds no None)
+
+
+def _no_none(values: list[Any]) -> bool:
+    """``None not in values``, remembered for the last list asked about (every edit asks about the same)."""
+    global _last_checked
+    last = _last_checked  # (one read: another thread may replace it)
+    if last[0] is values:
+        return last[1]
+    answer = None not in values
+    _last_checked = (values, answer)
+    return answer
+
+
+def _diff_by_changes(previous: Trace, current: Trace) -> OutcomeDiff | None:
+    """``diff_outcomes`` of two runs of one plan from the positions where either run's outcome may differ
+    from the plan's (``column_changes``): the same answer, without reading 100,000 outcomes.  None when the
+    traces do not both give that form, or their items or outcome bases differ."""
+    old_reader = getattr(previous.decisions, "column_changes", None)
+    new_reader = getattr(current.decisions, "column_changes", None)
+    if old_reader is None or new_reader is None:
+        return None
+    old_keys, new_keys = old_reader("key"), new_reader("key")
+    old, new = old_reader("outcome"), new_reader("outcome")
+    if old_keys is None or new_keys is None or old is None or new is None:
+        return None
+    keys = old_keys[0]
+    if new_keys[0] is not keys or old_keys[1] or new_keys[1] or old_keys[2] != new_keys[2]:
+        return None  # not the same items in the same order (as far as this form shows)
+    base = old[0]
+    if new[0] is not base or len(base) != len(keys):
+        return None
+    old_changes, old_extra = old[1], old[2]
+    if not _no_none(base) or None in old_changes.values() or None in old_extra:
+        return None  # (an outcome of None is no change: the full comparison skips it)
+    new_changes, new_extra = new[1], new[2]
+    diff = OutcomeDiff()
+    changed = diff.changed
+    for pos in sorted(old_changes.keys() | new_changes.keys()):
+        before = old_changes.get(pos, base[pos])
+        after = new_changes.get(pos, base[pos])
+        if before != after:
+            changed[keys[pos]] = (before, after)
+    for key, before, after in zip(old_keys[2], old_extra, new_extra, strict=True):
+        if before != after:
+            changed[key] = (before, after)
+    for before, after in changed.values():
+        was, now = before in KEPT_OUTCOMES, after in KEPT_OUTCOMES
+        if now and not was:
+            diff.gained += 1
+        elif was and not now:
+            diff.lost += 1
+    diff.same_items = True
     return diff
 
 
@@ -676,9 +748,9 @@ def sent_parts(
     else:
         tokens = tokens_of_all(trace.messages)
     decisions = trace.decisions
-    segments = column(decisions, "segment")
+    segment_of = _segment_reader(decisions)
     if index_of_key is None:
-        index_of_key = dict(zip(column(decisions, "key"), range(len(segments)), strict=True))
+        index_of_key = dict(zip(column(decisions, "key"), range(len(decisions)), strict=True))
     part = "tail"
     for count, key in zip(tokens, trace.message_keys, strict=False):
         if key is not None:
@@ -689,6 +761,28 @@ def sent_parts(
                 if index is None:
                     part = "recall"
                 else:
-                    part = "kept" if segments[index] == "evictable" else "tail"
+                    part = "kept" if segment_of(index) == "evictable" else "tail"
         parts[part] += count
     return parts
+
+
+def _segment_reader(decisions: Any) -> Callable[[int], Any]:
+    """The segment of the decision at an index: from the run's changed positions where the list gives them
+    (``column_changes``: the sent messages' few, not a column of 100,000), else from the column."""
+    reader = getattr(decisions, "column_changes", None)
+    parts = reader("segment") if reader is not None else None
+    if parts is None:
+        return column(decisions, "segment").__getitem__
+    base, changes, extra = parts
+    count = len(base)
+
+    def segment_of(index: int) -> Any:
+        if index >= count:
+            return extra[index - count]
+        found = changes.get(index, _MISSING)
+        return base[index] if found is _MISSING else found
+
+    return segment_of
+
+
+_MISSING = object()

@@ -49,3 +49,47 @@ def test_the_partner_of_an_item_is_found_by_key_without_building_every_decision(
         decision = trace.decisions[index_of(trace.decisions, key)]
         assert partner(trace, decision).key == mate_key
     assert trace.decisions.built < len(trace.decisions)
+
+
+def _naive_diff(before, after) -> dict[str, tuple[str, str]]:
+    """The definition: every decision whose outcome differs between two runs of the same items, in order."""
+    old = [(d.key, d.outcome) for d in before.decisions]
+    new = [(d.key, d.outcome) for d in after.decisions]
+    assert [k for k, _ in old] == [k for k, _ in new]
+    return {key: (o, n) for (key, o), (_, n) in zip(old, new, strict=True) if o != n}
+
+
+@pytest.mark.parametrize("line", ["0.15", "1.0"])
+def test_the_diff_from_each_runs_changed_positions_equals_a_diff_of_every_decision(assembler, line):
+    from ctxview.model import KEPT_OUTCOMES
+    from ctxview.tui.view import _diff_by_changes
+
+    before = assembler.run(replace(DEMO, token_budget=400, engine_line=line))
+    seen_changes = 0
+    edits = [(600, ""), (1_200, "deploy"), (2_000, "deploy"), (5_000, ""), (900, "staging"), (300, "staging"),
+             (300, "rollback deploy"), (100_000, "")]
+    for budget, prompt in edits:
+        trace = assembler.run(replace(DEMO, token_budget=budget, prompt=prompt, engine_line=line))
+        sparse = _diff_by_changes(before, trace)
+        assert sparse is not None and sparse.same_items  # (these runs share their plan: the fast form applies)
+        expected = _naive_diff(before, trace)
+        assert sparse.changed == expected and list(sparse.changed) == list(expected)
+        assert sparse.gained == sum(n in KEPT_OUTCOMES and o not in KEPT_OUTCOMES for o, n in expected.values())
+        assert sparse.lost == sum(o in KEPT_OUTCOMES and n not in KEPT_OUTCOMES for o, n in expected.values())
+        assert diff_outcomes(before, trace) == sparse
+        seen_changes += len(expected)
+        before = trace
+    assert seen_changes > 10
+
+
+@pytest.mark.parametrize("budget", [300, 1_200, 100_000])
+def test_column_changes_rebuild_the_column(assembler, budget):
+    trace = assembler.run(replace(DEMO, token_budget=budget, prompt="deploy"))
+    for name in ("key", "outcome", "segment"):
+        parts = trace.decisions.column_changes(name)
+        assert parts is not None
+        base, changes, extra = parts
+        rebuilt = list(base)
+        for pos, value in changes.items():
+            rebuilt[pos] = value
+        assert rebuilt + extra == [getattr(d, name) for d in trace.decisions]

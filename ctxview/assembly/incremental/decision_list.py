@@ -25,6 +25,8 @@ ColumnProvider = Callable[[], list[Any]]
 # (start, stop) → per position the values of some fields, in a fixed order, as fresh decisions would have
 # them; None where only a decision will do
 RowBuilder = Callable[[int, int], list[list[Any] | None]]
+# a column as a base list shared by the runs of one plan, and the positions where this run's values may differ
+ChangesProvider = Callable[[], tuple[list[Any], dict[int, Any]]]
 
 
 class LazyDecisionList(Sequence[Decision]):
@@ -32,6 +34,7 @@ class LazyDecisionList(Sequence[Decision]):
 
     __slots__ = (
         "_build",
+        "_changes",
         "_chunks",
         "_columns",
         "_count",
@@ -52,9 +55,11 @@ class LazyDecisionList(Sequence[Decision]):
         columns: dict[str, ColumnProvider] | None = None,
         index_of_key: Callable[[], dict[str, int]] | None = None,
         rows: tuple[tuple[str, ...], RowBuilder] | None = None,
+        changes: dict[str, ChangesProvider] | None = None,
     ) -> None:
         self._count = count
         self._rows = rows
+        self._changes = dict(changes or {})
         self._build = build
         self._chunks: list[list[Decision] | None] = [None] * ((count + CHUNK - 1) // CHUNK)
         self._columns = dict(columns or {})
@@ -140,7 +145,12 @@ class LazyDecisionList(Sequence[Decision]):
         if self._extra or self._overrides or self._resets or self._key_maps:
             raise RuntimeError("fork() is for an unchanged list (the assembler's own)")
         return LazyDecisionList(
-            self._count, self._build, columns=self._columns, index_of_key=self._index_of_key, rows=self._rows
+            self._count,
+            self._build,
+            columns=self._columns,
+            index_of_key=self._index_of_key,
+            rows=self._rows,
+            changes=self._changes,
         )
 
     def overridden(self, name: str) -> dict[int, Any]:
@@ -325,15 +335,47 @@ class LazyDecisionList(Sequence[Decision]):
         self._memo[name] = values
         return values
 
+    def column_changes(self, name: str) -> tuple[list[Any], dict[int, Any], list[Any]] | None:
+        """``column(name)`` as three parts: a base list that other runs of the same plan share (the same
+        object), the positions where this list's values may differ from it (with those values), and the
+        appended decisions' values.  None when no provider gives this form (read ``column`` then).
+
+        Two runs with the same base differ only at positions one of them lists: a diff of 100,000
+        outcomes reads a few thousand.  Do not modify the parts.
+        """
+        provider = self._changes.get(name)
+        if provider is None or name in self._resets:
+            return None
+        base, own = provider()
+        changes = dict(own)
+        mapping = self._key_maps.get(name)
+        if mapping:
+            known = self._index_of_key() if self._index_of_key is not None else None
+            if known is None or len(known) != self._count:  # (keys not unique: a key is not one position)
+                return None
+            if "key" in self._key_maps or "key" in self._resets or any("key" in f for f in self._overrides.values()):
+                return None  # (the mapping reads the keys as changed, not as the index knows them)
+            for key, value in mapping.items():
+                pos = known.get(key)
+                if pos is not None:
+                    changes[pos] = value
+        for index, fields in self._overrides.items():
+            if name in fields:
+                changes[index] = fields[name]
+        return base, changes, [getattr(d, name) for d in self._extra]
+
     def _column(self, name: str) -> list[Any]:
         provider = self._columns.get(name)
         if provider is None:
             return [getattr(d, name) for d in self]
+        mapping = self._key_maps.get(name)
         if name in self._resets:
             values = [self._resets[name]] * self._count
         else:
-            values = list(provider())
-        mapping = self._key_maps.get(name)
+            values = provider()
+            if mapping is None and not self._extra and not any(name in f for f in self._overrides.values()):
+                return values  # the provider's list as it is (shared with other runs: read it, never modify it)
+            values = list(values)
         if mapping is not None:
             keys = self._column("key") if name != "key" else list(values)  # (also those of appended decisions)
             values = list(map(mapping.get, keys, values))  # (mapping.get(key, value) per pair, at C speed)

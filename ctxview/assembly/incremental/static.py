@@ -38,6 +38,8 @@ class SessionStatic:
     # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
     # same session mostly has the very same list (same items, same order), and can share them
     evictable_lookups: tuple[list[ResolvedItem], dict[int, int], dict[int, ResolvedItem]] | None = None
+    # for those lookups and a plan index: each evictable item's plan position (None: not an item position there)
+    evictable_positions: tuple[Any, Any, list[int | None]] | None = None
 
 
 def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> SessionStatic:
@@ -198,10 +200,16 @@ class PlanIndex:
     unresolved: list[tuple[int, int]]  # (position, ordinal) of unresolved rows
     evicted_or_fixed: list[str] = field(default_factory=list)  # ``fixed`` with "evicted" for the items (the
     # outcome column every run starts from: copying it is C-fast, building it is a loop over every position)
+    evictable_or_focus: list[str] = field(default_factory=list)  # the segment column every run starts from
+    no_live: list[None] = field(default_factory=list)  # the live-index column of the context items (all None)
 
     def __post_init__(self) -> None:
         if not self.evicted_or_fixed:
             self.evicted_or_fixed = [f if f is not None else "evicted" for f in self.fixed]
+        if len(self.no_live) != len(self.keys):
+            self.no_live = [None] * len(self.keys)
+        if not self.evictable_or_focus:
+            self.evictable_or_focus = ["focus" if f is not None else "evictable" for f in self.fixed]
 
 
 def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIndex:

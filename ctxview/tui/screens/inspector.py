@@ -40,8 +40,9 @@ from textual.widget import Widget
 from textual.widgets import Header, Input, ProgressBar, Static
 
 from ctxview.errors import CtxviewError
-from ctxview.model import Params, Session, Trace, column, count_text
+from ctxview.model import Decision, Params, Session, Trace, column, count_text
 from ctxview.tui.actions import app_key, bindings
+from ctxview.tui.collector import CollectorHold, freeze_long_lived
 from ctxview.tui.finder import ItemFacts, ItemQuery, matching, parse_query
 from ctxview.tui.scoring_view import RoiTable, roi_table
 from ctxview.tui.state import Assembly, MinBudgets, Selection
@@ -57,6 +58,7 @@ from ctxview.tui.view import (
     outcome_counts,
     params_change,
     partner,
+    prime_diff,
     rules_label,
     sent_parts,
     step_budget,
@@ -91,6 +93,9 @@ class InspectorScreen(Screen[None]):
 
     DEBOUNCE: ClassVar[float] = 0.1
     BUSY_AFTER: ClassVar[float] = 0.15  # a run that takes longer shows "assembling…" and a stale table
+    PANES_AFTER: ClassVar[float] = 0.1  # the other panes follow the table's paint, or this long after its run
+    COLLECT_AFTER: ClassVar[float] = 0.5  # no garbage collection until the edits pause this long…
+    COLLECT_EVERY: ClassVar[int] = 64  # …or this many edits came in a row
     AUTO_FOCUS = "ItemsTable"
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("inspector")
@@ -98,6 +103,8 @@ class InspectorScreen(Screen[None]):
     # the state the views bind to (``var``: setting one repaints only the widgets that use it)
     params: var[Params] = var(Params(), init=False)
     assembly: var[Assembly | None] = var(None, init=False)
+    # the run the other panes show: ``assembly``, one frame later (the table draws a new run first)
+    panes: var[Assembly | None] = var(None, init=False)
     selection: var[Selection | None] = var(None, init=False)
     min_budgets: var[MinBudgets | None] = var(None, init=False)
     roi: var[RoiTable] = var(roi_table(None), init=False, always_update=True)
@@ -149,6 +156,8 @@ class InspectorScreen(Screen[None]):
         self._future: list[Params] = []  # parameter sets undone (ctrl+y)
         self._restoring = False  # an undo / redo is setting the params: not a new history entry
         self._export_dialog: ExportScreen | None = None  # the last one: the next starts with its format
+        self._collector = CollectorHold()  # no garbage collection between an edit and its result on screen
+        self._pending_highlight: tuple[Decision | None] | None = None  # the table's item, for the panes' turn
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -157,9 +166,9 @@ class InspectorScreen(Screen[None]):
         yield Header(icon="◧")
         yield Static("", id="host-line")
         yield Controls(self.params, id="controls")
-        yield BudgetBar(id="budget-bar").data_bind(screen.assembly)
-        yield ChangesLine(id="changes").data_bind(screen.assembly)
-        yield CachePrefixLine(id="cache-prefix").data_bind(screen.assembly)
+        yield BudgetBar(id="budget-bar").data_bind(assembly=screen.panes)
+        yield ChangesLine(id="changes").data_bind(assembly=screen.panes)
+        yield CachePrefixLine(id="cache-prefix").data_bind(assembly=screen.panes)
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with Vertical(id="load-status"):
@@ -172,7 +181,7 @@ class InspectorScreen(Screen[None]):
                 yield Static("", id="load-error")
             with Vertical(id="side"):
                 yield DetailPane(id="detail").data_bind(screen.selection, screen.min_budgets)
-                yield AssembledView(id="assembled").data_bind(screen.assembly, screen.selection)
+                yield AssembledView(id="assembled").data_bind(assembly=screen.panes, selection=screen.selection)
         yield FittingFooter(compact=True)
 
     @property
@@ -209,6 +218,7 @@ class InspectorScreen(Screen[None]):
         table.border_subtitle = f"sort: {table.sort} ({app_key(self.app, 'inspector.cycle_sort')})"
 
     def on_unmount(self) -> None:
+        self._collector.release()
         if self._watcher is not None:
             self._watcher.close()
 
@@ -435,6 +445,7 @@ class InspectorScreen(Screen[None]):
         """
         self._generation += 1
         self._last_edit = edit
+        self._collector.hold()  # (released once the result is drawn, or the run failed)
         delay = self.DEBOUNCE if (debounce and self._in_flight) else 0.0
         self._assemble(self.params, self._generation, delay)
         if self.trace is not None:
@@ -453,17 +464,22 @@ class InspectorScreen(Screen[None]):
             await asyncio.sleep(delay)  # typing fast while a run is in flight: a newer keystroke cancels this
         assembler = self.assembler
         if assembler is None:
+            if generation == self._generation:
+                self._collector.release()
             return
         sort = self.query_one(ItemsTable).sort
         try:
             result = await asyncio.to_thread(self._run, assembler, params, generation, sort)
         except Exception as exc:  # the assembler failed on these params: keep the last good trace
             if generation == self._generation:
+                self._collector.release()
                 self.notify(
                     f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8, markup=False
                 )
             return
         if result is None or generation != self._generation:
+            if generation == self._generation:
+                self._collector.release()
             return  # superseded while it waited or ran
         self._apply(result, generation)
 
@@ -494,10 +510,13 @@ class InspectorScreen(Screen[None]):
         return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous, counts=counts)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
-    def _prepare(self, assembler: SessionAssembler, params: Params) -> None:
+    def _prepare(self, assembler: SessionAssembler, params: Params, first: Trace | None = None) -> None:
         """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
         with self._run_lock:
             assembler.prepare(params)
+            if first is not None:
+                prime_diff(first)  # what the first edit's diff reads of the first trace (and shares with the next)
+        freeze_long_lived()  # the first run and the term index live as long as the session
         from ctxview.pipeline import save_pending_renders
 
         save_pending_renders()  # the messages rendered for the first trace, for the next open of this database
@@ -535,7 +554,7 @@ class InspectorScreen(Screen[None]):
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.assembly is None
         if first and self.assembler is not None:
-            self._prepare(self.assembler, result.trace.params)
+            self._prepare(self.assembler, result.trace.params, result.trace)
         result.edit = self._last_edit
         result.first = first
         self.query_one(ItemsTable).set_stale(False)
@@ -547,22 +566,49 @@ class InspectorScreen(Screen[None]):
             result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
             result.base = self.trace
         self._applied = generation
-        self.assembly = result  # the table, the assembled context, the budget bar and the changes line follow
+        self.assembly = result  # the items table first: the other panes follow once it is drawn
         if self.query_filter is not None:
             self._apply_filter()
-        self.roi = roi_table(result.trace)
-        self.sub_title = self._title_with(result.trace)
         if first:
             self._start_check()
+        # (and should the table not be drawn, as when the side panes take its place on a small screen)
+        self.set_timer(self.PANES_AFTER, partial(self._show_panes, result), name="show the panes")
+
+    @on(ItemsTable.Drawn)
+    def _table_drawn(self, event: ItemsTable.Drawn) -> None:
+        if self.assembly is not None and event.trace is self.assembly.trace:
+            self._show_panes(self.assembly)
+
+    def _show_panes(self, result: Assembly) -> None:
+        """After the table drew ``result``: the assembled context, the budget bar, the changes and cache lines,
+        the detail pane, the title and the notes follow (unless a newer run is on screen already)."""
+        if result is not self.assembly or self.panes is result:
+            return
+        self.panes = result
+        pending, self._pending_highlight = self._pending_highlight, None
+        if pending is not None:
+            self._highlight(pending[0])
+        self.roi = roi_table(result.trace)
+        self.sub_title = self._title_with(result.trace)
+        if self._applied == self._generation:  # collect once the user pauses (or after many edits in a row)
+            generation = self._generation
+            if self._collector.held_edits >= self.COLLECT_EVERY:
+                self._collector.release()
+            else:
+                self.set_timer(self.COLLECT_AFTER, partial(self._collect_when_idle, generation), name="collect")
         fresh_notes = [n for n in result.trace.notes if n not in self._shown_warnings]
         self._shown_warnings.update(fresh_notes)
         for note in fresh_notes[:3]:  # what ctxview assumed or cannot reproduce: once each, not per keystroke
             self.notify(note, title="Note", timeout=10, markup=False)
 
+    def _collect_when_idle(self, generation: int) -> None:
+        if generation == self._generation:  # no edit since: the collector catches up while the user reads
+            self._collector.release()
+
     @property
     def settled(self) -> bool:
         """True when the trace on screen reflects the latest params (for tests and scripts)."""
-        if self.trace is None or self._applied != self._generation:
+        if self.trace is None or self._applied != self._generation or self.panes is not self.assembly:
             return False
         return not self.query_one(Controls).typing  # a typed number waiting for a pause is an edit to come
 
@@ -589,10 +635,16 @@ class InspectorScreen(Screen[None]):
 
     @on(ItemsTable.ItemHighlighted)
     def _item_highlighted(self, event: ItemsTable.ItemHighlighted) -> None:
+        if self.panes is not self.assembly:  # the table drew a new run: the detail pane follows with the others
+            self._pending_highlight = (event.decision,)
+            return
+        self._highlight(event.decision)
+
+    def _highlight(self, decision: Decision | None) -> None:
         trace = self.trace
         cache = self.assembly.cache if self.assembly is not None else None
         cache_key = cache.first_changed_key if cache is not None else None
-        self.selection = Selection(trace, event.decision, self.session, cache_key) if trace is not None else None
+        self.selection = Selection(trace, decision, self.session, cache_key) if trace is not None else None
 
     @on(AssembledView.MessageChosen)
     def _message_chosen(self, event: AssembledView.MessageChosen) -> None:

@@ -16,8 +16,10 @@ from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import var
+from textual.strip import Strip
 
 from ctxview.model import Decision, Trace
 from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
@@ -139,6 +141,7 @@ class ItemsTable(VirtualList):
         self.matches: list[int] | None = None  # the filter's decision indexes (None: no filter)
         self.reverse = False  # the sort the other way round
         self._columns: tuple[tuple[Column, ...], list[int], int] = ((), [], -1)  # columns, widths, for a width
+        self._drawn: Trace | None = None  # the trace of the last paint
 
     STALE_OPACITY: ClassVar[float] = 0.55
 
@@ -162,6 +165,18 @@ class ItemsTable(VirtualList):
             self.refresh()
 
     # --- data ----------------------------------------------------------------------------
+
+    class Drawn(Message):
+        """The table has drawn ``trace`` for the first time (the panes that wait for it may follow)."""
+
+        def __init__(self, table: ItemsTable, trace: Trace) -> None:
+            super().__init__()
+            self.table = table
+            self.trace = trace
+
+        @property
+        def control(self) -> ItemsTable:
+            return self.table
 
     class HeaderClicked(Message):
         """A click on a sortable column's header: sort by it (again: reverse)."""
@@ -298,6 +313,13 @@ class ItemsTable(VirtualList):
         return rows
 
     # --- rendering -------------------------------------------------------------------------
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        lines = super().render_lines(crop)
+        if self.trace is not None and self.trace is not self._drawn:
+            self._drawn = self.trace
+            self.post_message(self.Drawn(self, self.trace))
+        return lines
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
