@@ -1,8 +1,10 @@
 """CtxviewApp: startup, screens and the bindings every screen shares.
 
-The picker is always the bottom screen; the inspector is pushed on top of it
-(directly when there is one conversation or ``--conversation`` was given),
-so ``b`` simply pops back.  Every screen's bindings come from the action
+The inspector opens straight away when there is one conversation or
+``--conversation`` was given (no picker is built then: on a large session it would
+compete with the read); otherwise the picker is the bottom screen and the inspector
+is pushed on top of it.  ``b`` pops back to the picker, or puts one in the
+inspector's place.  Every screen's bindings come from the action
 table (``ctxview.tui.actions``) and carry ids, so users can remap them with
 ``App.set_keymap``; the help and the palette show the remapped keys.
 """
@@ -14,11 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
 
-from ctxview.model import Params
+from ctxview.model import ConversationInfo, Params
 from ctxview.tui.actions import active_keymap, bindings
 from ctxview.tui.commands import CtxviewCommands
 from ctxview.tui.screens.help import HelpScreen
@@ -75,10 +77,34 @@ class CtxviewApp(App[int]):
         if self.discovery is not None:
             self.push_screen(SessionsScreen(self.discovery))
             return
-        self.push_screen(PickerScreen(self.db_path))
         if self.db_path is not None and self.conversation_id is not None:
+            # straight to the conversation: the picker is built only if the user goes back to it (building
+            # it, and reading its list, would compete with reading and assembling a large session)
             self._auto_open = False
             self.open_conversation(self.conversation_id)
+            return
+        if self.db_path is not None:
+            self._list_conversations(self.db_path)  # one conversation opens straight away too
+            return
+        self.push_screen(PickerScreen(self.db_path))
+
+    @work(thread=True, exclusive=True, group="startup", exit_on_error=False)
+    def _list_conversations(self, path: Path) -> None:
+        from ctxview.store import LcmStore
+
+        try:
+            with LcmStore(path) as store:
+                found: list[ConversationInfo] | None = store.list_conversations()
+        except Exception:  # the picker reads the file again and says what is wrong with it
+            found = None
+        self.call_from_thread(self._conversations_listed, found)
+
+    def _conversations_listed(self, found: list[ConversationInfo] | None) -> None:
+        if found is not None and len(found) == 1:
+            self._auto_open = False
+            self.open_conversation(found[0].conversation_id)
+        else:
+            self.push_screen(PickerScreen(self.db_path))
 
     @on(PickerScreen.Loaded)
     def _picker_loaded(self, event: PickerScreen.Loaded) -> None:
@@ -119,7 +145,10 @@ class CtxviewApp(App[int]):
     def _back_to_picker(self, event: InspectorScreen.BackRequested) -> None:
         if isinstance(self.screen, InspectorScreen):
             self.params = event.params  # the next conversation opens with the same knobs
-            self.pop_screen()
+            if len(self.screen_stack) > 2:  # a picker (of conversations or of sessions) is under it
+                self.pop_screen()
+            else:  # opened straight from the command line: the picker takes the inspector's place
+                self.switch_screen(PickerScreen(self.db_path))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -15,7 +15,7 @@ from textual.widgets import Input, Switch
 
 from ctxview.jsjson import js_stringify
 from ctxview.model import KEPT_OUTCOMES, Params, Trace
-from ctxview.samples import DEMO_PARAMS
+from ctxview.samples import DEMO_PARAMS, build_sample
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.export import ExportScreen
 from ctxview.tui.screens.help import HelpScreen
@@ -287,6 +287,24 @@ async def test_picker_opens_the_chosen_conversation_and_b_goes_back(demo_db):
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
         await pilot.press("k", "enter")
+        await settle(pilot)
+        assert inspector(app).trace.conversation_id == 1
+
+
+async def test_a_session_with_one_conversation_opens_without_building_the_picker(tmp_path):
+    db = tmp_path / "one.db"
+    build_sample(db, "medium", messages=120)
+    app = make_app(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = inspector(app)
+        assert screen.trace is not None and screen.trace.conversation_id == 1
+        assert not any(isinstance(s, PickerScreen) for s in app.screen_stack)
+        await pilot.press("b")  # the picker takes the inspector's place
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        assert [s for s in app.screen_stack if isinstance(s, InspectorScreen)] == []
+        await pilot.press("enter")
         await settle(pilot)
         assert inspector(app).trace.conversation_id == 1
 
