@@ -93,12 +93,10 @@ def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | 
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
-    ``workers`` as for ``sweep``: with 2, a forked process measures the messages for the
-    engine step of the run at the whole session while this one cleans them up (``_prewarm``).
+    ``workers``: accepted as for ``sweep`` (the range itself is two runs in this process).
     """
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
-    _prewarm(assembler, top_params, workers)
     top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
@@ -141,62 +139,6 @@ def _run(assembler: SessionAssembler, params: Params) -> Trace:
     warm run took 0.8–1.1 s of CPU with collections, 0.55–0.8 s without)."""
     with gc_paused():
         return assembler.run(params)
-
-
-def _prewarm(assembler: SessionAssembler, params: Params, workers: int | None) -> None:
-    """Before the first run at the whole session, share its two costs between two processes.
-
-    That run cleans up and repairs every chunk (kept by the chunk plan for every later run)
-    and measures every message for the engine step (serialized tokens, hash, pairing ids;
-    kept by the engine memo).  Assembled messages are the resolved items' own objects unless
-    clean-up copied them, so a forked process measures the resolved messages the memo lacks
-    while this one does the clean-up; the memo then takes the values it sends back.  Nothing
-    changes what the run gives: the memo holds the same values it would compute itself.
-    """
-    if not params.engine:
-        return
-    try:
-        rules = assembler.rules(params)[0]
-        resolved = assembler.resolved(params.timezone, rules.sender_metadata)
-    except JSError:
-        return
-    memo = assembler.engine_memo(params)
-    cold = memo.unmeasured([item.message for item in resolved])
-    if not cold or (workers is None and len(cold) < PREWARM_FROM_MESSAGES) or _worker_count(workers, 2, len(cold)) < 2:
-        return
-    import multiprocessing
-
-    global _FORKED_MEASURE
-    _FORKED_MEASURE = (memo, cold)
-    # the child's collections then skip the inherited heap (no copy of every page they would touch); it stays
-    # frozen after, as the assembler keeps its session (unfreezing would put the session back in every collection)
-    gc.freeze()
-    try:
-        with multiprocessing.get_context("fork").Pool(1) as pool:
-            measured = pool.apply_async(_measure_forked)
-            try:
-                with gc_paused():
-                    assembler.assemble(params, params.effective_budget)  # the chunk outcomes, remembered
-            except JSError:
-                pass  # the run says why; the measured values are still right
-            try:
-                values = measured.get()
-            except Exception:  # (a message the engine would fail on fails in the run itself, as without this)
-                return
-    finally:
-        _FORKED_MEASURE = None
-    memo.seed(cold, values)
-
-
-# the messages a forked process measures, and the memo that measures them: inherited through fork
-_FORKED_MEASURE: tuple[Any, list[Any]] | None = None
-
-
-def _measure_forked() -> list[Any]:
-    assert _FORKED_MEASURE is not None
-    memo, messages = _FORKED_MEASURE
-    with gc_paused():
-        return memo.measure_all(messages)  # type: ignore[no-any-return]
 
 
 def _range_of(trace: Trace) -> tuple[int, int]:
@@ -439,8 +381,6 @@ class _Progress:
         self.check()
 
 
-# below this many unmeasured messages measuring them takes about as long as starting a process
-PREWARM_FROM_MESSAGES = 20_000
 
 # below this many items an exact run takes milliseconds: starting a process costs more than it saves
 FORK_FROM_ITEMS = 4000
@@ -521,7 +461,7 @@ def _exact_runs_forked(
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers)
     _FORKED = (assembler, params)
-    gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: see _prewarm)
+    gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: the session lives on)
     outcomes: dict[int, _ExactRun] = {}
     try:
         with multiprocessing.get_context("fork").Pool(len(others)) as pool:  # (leaving it ends the workers)

@@ -422,23 +422,6 @@ class SerializedCache:
             self._pairing[self._hold(message)] = value
         return value
 
-    def unmeasured(self, messages: Sequence[Any]) -> list[Any]:
-        """The messages of ``messages`` this memo holds no serialized tokens for yet."""
-        known = self._tokens
-        return [m for m, value in zip(messages, map(known.get, map(id, messages)), strict=True) if value is None]
-
-    def measure_all(self, messages: Sequence[Any]) -> list[tuple[int, str, tuple[list[str], str | None]]]:
-        """(tokens, h16, pairing) of each message, in a form another process can send back to ``seed``."""
-        return [(self(m), self.h16(m), self.pairing(m)) for m in messages]
-
-    def seed(self, messages: Sequence[Any], values: Sequence[tuple[int, str, tuple[list[str], str | None]]]) -> None:
-        """Take the ``measure_all`` values of ``messages`` (measured elsewhere, e.g. in a forked process)."""
-        for message, (tokens, digest, pairing) in zip(messages, values, strict=True):
-            key = self._hold(message)
-            self._tokens[key] = tokens
-            self._h16[key] = digest
-            self._pairing[key] = pairing
-
     def pairing_of_all(self, messages: Sequence[Any]) -> list[tuple[list[str], str | None]]:
         """``[self.pairing(m) for m in messages]``."""
         return self._of_all(self._pairing, self.pairing, messages)

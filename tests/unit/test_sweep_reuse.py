@@ -16,7 +16,7 @@ from ctxview.model import Params
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
-from ctxview.sweep import _ExactRun, _sent_budgets, _sent_budgets_by_key, default_budgets, sweep
+from ctxview.sweep import _ExactRun, _sent_budgets, _sent_budgets_by_key
 
 OPAQUE = "iVBORw0KGgo" + "A1b2" * 1500  # a base64-looking payload the estimate replaces
 MESSAGES: list[Any] = [
@@ -72,41 +72,6 @@ def test_one_prompt_at_many_budgets_reuses_its_scores_and_builds_no_index(
     with LcmStore(path) as store:
         cold = SessionAssembler(store.load_session()).run(replace(params, token_budget=2_500))
     assert again.summary == cold.summary and list(again.decisions) == list(cold.decisions)
-
-
-SWEEP_MODES = [
-    Params(prompt="database migration rollback", prompt_aware_eviction=True, token_budget=3_000),
-    Params(prompt=None, prompt_aware_eviction=False, fresh_tail_count=16, engine_line="1.0", token_budget=3_000),
-    Params(prompt="deploy", prompt_aware_eviction=True, reserved_tokens=300, stub_large_tool_payloads=True,
-           token_budget=3_000),
-]
-
-
-@pytest.mark.parametrize("params", SWEEP_MODES)
-def test_messages_measured_in_a_forked_process_give_the_same_sweep(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, params: Params
-) -> None:
-    path = tmp_path_factory.mktemp("prewarm") / "medium.db"
-    build_sample(path, "medium", messages=600)
-    seeded: list[int] = []
-    plain_seed = SerializedCache.seed
-
-    def seed(self: SerializedCache, messages: Any, values: Any) -> None:
-        seeded.append(len(messages))
-        plain_seed(self, messages, values)
-
-    monkeypatch.setattr(SerializedCache, "seed", seed)
-    results = []
-    for workers in (2, 1):
-        with LcmStore(path) as store:
-            assembler = SessionAssembler(store.load_session())
-        budgets = default_budgets(assembler, params, points=9, workers=workers)
-        result = sweep(assembler, params, budgets, runs=5, workers=1)
-        result.elapsed = 0.0
-        assert result.top_trace is not None
-        results.append((budgets, result, result.top_trace.summary, list(result.top_trace.decisions)))
-    assert len(seeded) == 1 and seeded[0] > 400  # the forked process measured the messages the first run left
-    assert results[0] == results[1]
 
 
 @settings(max_examples=300, deadline=None)
