@@ -3,8 +3,9 @@
 Rendering every stored message (parsing each part's metadata, rebuilding its blocks,
 encoding the content to count its tokens) is the largest single cost of opening a big
 session, and it gives the same answer every time the database is the same.  So once a
-session of at least ``MIN_MESSAGES`` messages has been rendered, the results are written
-to one file per database and conversation under the user's cache directory
+session of at least ``MIN_MESSAGES`` messages has been rendered, the results (each message as
+``marshal`` bytes beside the facts every run reads of it, and the context items and messages as
+the store read them) are written to one file per database and conversation under the user's cache directory
 (``$CTXVIEW_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxview/renders``, else
 ``~/.cache/ctxview/renders``), never next to the database.
 
@@ -24,7 +25,6 @@ import hashlib
 import marshal
 import os
 import stat
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,22 +111,22 @@ def _file_for(directory: Path, identity: Identity, conversation_id: int, sender_
 
 @functools.cache
 def _code_version() -> str:
-    """A digest of the code a render depends on: a render made by other code is never reused.
+    """A digest of the code a cache file depends on: renders or rows made by other code are never reused.
 
-    ``__version__`` alone would let a renderer fixed between two releases reuse renders of the old one.
+    ``__version__`` alone would let a renderer fixed between two releases reuse renders of the old one;
+    the rows as read depend on the store's reading rules (and the item facts on the resolver's).
     """
-    import ctxview.assembly.render
-    import ctxview.assembly.tokens
-    import ctxview.jsjson
-    import ctxview.model
+    import importlib.util
 
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}".encode())
-    modules = (ctxview.assembly.render, ctxview.assembly.tokens, ctxview.jsjson, ctxview.model, sys.modules[__name__])
-    for module in modules:
+    # (the sources are read, not imported: the store, one of them, imports this module)
+    for name in ("ctxview.assembly.render", "ctxview.assembly.resolve", "ctxview.assembly.tokens", "ctxview.dbvalues",
+                 "ctxview.jsjson", "ctxview.model", "ctxview.store", __name__):
         try:
-            digest.update(Path(module.__file__ or "").read_bytes())
-        except OSError:
-            digest.update(module.__name__.encode())
+            spec = importlib.util.find_spec(name)
+            digest.update(Path(spec.origin if spec is not None and spec.origin else "").read_bytes())
+        except (OSError, ImportError, ValueError):
+            digest.update(name.encode())
     return digest.hexdigest()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import re
+import threading
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from ctxview.model import ContextItemRow, FocusBriefRow, Session, SummaryRow
 CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "functionCall", "function_call"})
 
 _TERM_RE = re.compile(r"[a-z0-9]{2,}")
+_UNPACKING = threading.Lock()
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -143,10 +145,13 @@ class ResolvedItem:
 
     @property
     def message(self) -> dict[str, Any]:
-        """The agent message (unpacked on first use, then kept: the same object on every read)."""
+        """The agent message (unpacked on first use, then kept: the same object on every read, in any thread)."""
         message = self.stored_message
         if isinstance(message, bytes):
-            message = self.stored_message = marshal.loads(message)
+            with _UNPACKING:  # (two threads unpacking at once would each keep their own object)
+                message = self.stored_message
+                if isinstance(message, bytes):
+                    message = self.stored_message = marshal.loads(message)
         return message
 
     @property

@@ -8,12 +8,14 @@ file, its ``-wal`` or the cache file itself means the messages are rendered agai
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -320,3 +322,20 @@ def test_cached_rows_of_an_older_state_are_never_used(cache: Path, tmp_path: Pat
     _, session = _resolve(db)
     assert session.messages[mid].content == "changed since"
     assert not isinstance(session.messages[mid].parts, DeferredParts)
+
+
+@pytest.mark.parametrize("module", ["ctxview.store", "ctxview.assembly.resolve", "ctxview.assembly.render",
+                                    "ctxview.dbvalues", "ctxview.model"])
+def test_the_code_digest_covers_what_reads_rows_and_renders_messages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    base = render_cache._code_version.__wrapped__()  # (the cached value is this process's own code)
+    other = tmp_path / "other.py"
+    other.write_text("# another version of the module\n")
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
+        return SimpleNamespace(origin=str(other)) if name == module else real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert render_cache._code_version.__wrapped__() != base
