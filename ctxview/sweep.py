@@ -88,12 +88,11 @@ SENT_FROM_SENTENCE = (
 )
 
 
-def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | None = None) -> tuple[int, int]:
+def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
     """(smallest, largest) token budget worth sweeping: the fresh-tail size and the whole session.
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
-    ``workers``: accepted as for ``sweep`` (the range itself is two runs in this process).
     """
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
@@ -149,11 +148,9 @@ def _range_of(trace: Trace) -> tuple[int, int]:
     return low, high
 
 
-def default_budgets(
-    assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS, *, workers: int | None = None
-) -> list[int]:
+def default_budgets(assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS) -> list[int]:
     """``points`` budgets evenly spaced from the fresh-tail size to the total, both ends included."""
-    low, high = budget_range(assembler, params, workers=workers)
+    low, high = budget_range(assembler, params)
     return spaced(low, high, points)
 
 
@@ -342,7 +339,7 @@ def sweep_session(
     expected = 1 + max(0, (points if runs is None else min(runs, points)) - 1)  # (sweep corrects it)
     report = _Progress(progress, expected)
     report.check()
-    found_low, found_high = budget_range(assembler, params, workers=workers)
+    found_low, found_high = budget_range(assembler, params)
     try:  # the range's top run waits for the sweep; whatever happens, it is not kept past it
         report.done_one()
         low = found_low if low is None else low
@@ -379,7 +376,6 @@ class _Progress:
     def done_one(self) -> None:
         self.done += 1
         self.check()
-
 
 
 # below this many items an exact run takes milliseconds: starting a process costs more than it saves
