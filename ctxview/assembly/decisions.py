@@ -362,12 +362,11 @@ class Reasons:
         if mode == "prompt-aware":
             scored = self.run.scored
             score = scored[index][0] if scored is not None else 0.0
-            shown = "—" if score is None else "0" if score == 0 else f"{score:.3g}"  # (``_score_text``, inline)
-            rank = sel.rank[index]
-            return (  # (``_n`` inline: 100,000 reasons for the CLI's JSON)
-                f"{'kept' if kept else 'evicted'}: score {shown} ranked {_nth(rank)} of {self.count}; "
-                f"{item.tokens:,} tokens {'fit' if kept else 'did not fit'} "
-                f"in the {left or 0:,} left of {self.remaining}"
+            shown = "—" if score is None else _score_text(score)
+            return (
+                f"{'kept' if kept else 'evicted'}: score {shown} ranked {_nth(sel.rank[index])} of {self.count}; "
+                f"{_n(item.tokens)} tokens {'fit' if kept else 'did not fit'} "
+                f"in the {_n(left or 0)} left of {self.remaining}"
             )
         if kept:
             return f"kept: chronological, newest-first walk fit ({_n(item.tokens)} of {_n(left or 0)} remaining)"
