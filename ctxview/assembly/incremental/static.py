@@ -87,9 +87,6 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
         and len(set(ordinals)) == len(ordinals)
     ):  # the usual session: every row resolved, in order, each its own ordinal
         plan = [("item", item) for item in resolved]
-    elif focus is None and not covered:
-        found = {item.ordinal: item for item in resolved}.get
-        plan = [("item", item) if (item := found(row.ordinal)) is not None else ("unresolved", row) for row in rows]
     else:
         by_ordinal = {item.ordinal: item for item in resolved}
         plan = []
@@ -104,10 +101,7 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
             else:
                 plan.append(("item", item))
     unresolved_rows: list[ContextItemRow] = [obj for tag, obj in plan if tag == "unresolved"]
-    labels = {
-        id(item): str(item.message_role) if item.summary is None and not item.is_focus_brief else item_label(item)
-        for item in resolved
-    }
+    labels = {id(item): item_label(item) for item in resolved}
     tool_ids = {id(item): item.call_ids or (item.result_id,) for item in tooled}
     static = SessionStatic(
         overlay=overlay,
@@ -214,17 +208,15 @@ class PlanIndex:
 
 def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIndex:
     """The decision plan's per-position columns (one per static record)."""
-    cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"plan-index:{id(static)}"
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is static:
-            return hit[1]
-    plan = static.plan
+    plan_index: PlanIndex = per_static(static, resolved, "plan-index", lambda: _plan_index(static.plan))
+    return plan_index
+
+
+def _plan_index(plan: list[tuple[str, Any]]) -> PlanIndex:
     if all(tag == "item" for tag, _ in plan):  # the usual session: every row resolves, no focus brief
         items: list[ResolvedItem] = [obj for _, obj in plan]
         keys = [item.key for item in items]
-        plan_index = PlanIndex(
+        return PlanIndex(
             keys,
             [item.ordinal for item in items],
             ["message" if item.is_message else "summary" for item in items],
@@ -236,9 +228,6 @@ def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIn
             [],
             ["evicted"] * len(items),
         )
-        if cache is not None:
-            cache[key] = (static, plan_index)
-        return plan_index
     keys = []
     ordinals: list[int] = []
     kinds: list[str] = []
@@ -278,7 +267,4 @@ def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIn
             fixed.append("replaced-by-focus")
             is_item.append(False)
     index_of_key = {k: pos for pos, k in enumerate(keys)}  # the last wins, as a dict built from the list
-    plan_index = PlanIndex(keys, ordinals, kinds, tokens, fixed, is_item, position, index_of_key, unresolved)
-    if cache is not None:
-        cache[key] = (static, plan_index)
-    return plan_index
+    return PlanIndex(keys, ordinals, kinds, tokens, fixed, is_item, position, index_of_key, unresolved)
