@@ -464,24 +464,27 @@ class InspectorScreen(Screen[None]):
             await asyncio.sleep(delay)  # typing fast while a run is in flight: a newer keystroke cancels this
         assembler = self.assembler
         if assembler is None:
-            if generation == self._generation:
-                self._collector.release()
+            self._no_result(generation)
             return
         sort = self.query_one(ItemsTable).sort
         try:
             result = await asyncio.to_thread(self._run, assembler, params, generation, sort)
         except Exception as exc:  # the assembler failed on these params: keep the last good trace
             if generation == self._generation:
-                self._collector.release()
+                self._no_result(generation)
                 self.notify(
                     f"assembly failed: {exc}", title="Assembler error", severity="error", timeout=8, markup=False
                 )
             return
         if result is None or generation != self._generation:
-            if generation == self._generation:
-                self._collector.release()
+            self._no_result(generation)
             return  # superseded while it waited or ran
         self._apply(result, generation)
+
+    def _no_result(self, generation: int) -> None:
+        """The latest edit's run gave nothing to draw: the collector need not wait for it."""
+        if generation == self._generation:
+            self._collector.release()
 
     def _run(self, assembler: SessionAssembler, params: Params, generation: int, sort: SortMode) -> Assembly | None:
         """Worker thread: the run itself plus the table layout and the diff (None when superseded).
