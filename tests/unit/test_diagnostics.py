@@ -44,10 +44,14 @@ def _naive_clusters(items: list[ResolvedItem]) -> list[dict[str, object]]:
     groups: dict[str, list[ResolvedItem]] = {}
     for item in items:
         groups.setdefault(_node_hash(item.text), []).append(item)
+    return _naive_top_five(groups, "message-content")
+
+
+def _naive_top_five(groups: dict[str, list[ResolvedItem]], kind: str) -> list[dict[str, object]]:
     rows = [
         {
             "key": key,
-            "kind": "message-content",
+            "kind": kind,
             "count": len(members),
             "tokens": sum(m.tokens for m in members),
             "ordinals": [m.ordinal for m in members][:8],
@@ -93,20 +97,7 @@ def _naive_ref_clusters(items: list[ResolvedItem]) -> list[dict[str, object]]:
     for item in items:
         if item.message_id is not None:
             groups.setdefault(f"message:{item.message_id}", []).append(item)
-    rows = [
-        {
-            "key": key,
-            "kind": "message-ref",
-            "count": len(members),
-            "tokens": sum(m.tokens for m in members),
-            "ordinals": [m.ordinal for m in members][:8],
-            "seqs": [m.seq for m in members][:8],
-        }
-        for key, members in groups.items()
-        if len(members) > 1
-    ]
-    rows.sort(key=lambda r: (-r["tokens"], -r["count"], _collation_key(r["key"])))  # type: ignore[operator]
-    return rows[:5]
+    return _naive_top_five(groups, "message-ref")
 
 
 def test_ref_clusters_group_by_the_printed_reference() -> None:
