@@ -32,7 +32,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
-from textual.events import Resize
+from textual.events import Idle, Resize
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
@@ -158,6 +158,7 @@ class InspectorScreen(Screen[None]):
         self._export_dialog: ExportScreen | None = None  # the last one: the next starts with its format
         self._collector = CollectorHold()  # no garbage collection between an edit and its result on screen
         self._pending_highlight: tuple[Decision | None] | None = None  # the table's item, for the panes' turn
+        self._paint_result = False  # a result was applied: paint the table as soon as it asks (``_on_idle``)
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -216,6 +217,18 @@ class InspectorScreen(Screen[None]):
         """The titles that name a key, with the keys of the active keymap."""
         table = self.query_one(ItemsTable)
         table.border_subtitle = f"sort: {table.sort} ({app_key(self.app, 'inspector.cycle_sort')})"
+
+    async def _on_idle(self, event: Idle) -> None:
+        """Paint a new result's table at once, not on the screen's next update tick.
+
+        Textual paints on a 60 Hz timer whose phase the prompt's echo set a run earlier, and
+        after a pause the timer skips a tick: the table's frame waited 0–30 ms for it.  The
+        frame is the one the timer would draw (``Screen._on_timer_update``), drawn now; other
+        changes keep the timer (its own idle handler runs next).
+        """
+        if self._paint_result and self.is_current and self.query_one(ItemsTable) in self._dirty_widgets:
+            self._paint_result = False
+            self._on_timer_update()
 
     def on_unmount(self) -> None:
         self._collector.release()
@@ -570,6 +583,7 @@ class InspectorScreen(Screen[None]):
             result.base = self.trace
         self._applied = generation
         self.assembly = result  # the items table first: the other panes follow once it is drawn
+        self._paint_result = True
         if self.query_filter is not None:
             self._apply_filter()
         if first:

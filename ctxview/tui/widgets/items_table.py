@@ -10,7 +10,7 @@ last sweep); ``show`` is the same swap for other hosts.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -23,7 +23,7 @@ from textual.strip import Strip
 
 from ctxview.model import Decision, Trace
 from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
-from ctxview.tui.scoring_view import has_labels, label_tone
+from ctxview.tui.scoring_view import LabelTone, has_labels, label_tone
 from ctxview.tui.state import Assembly, MinBudgets
 from ctxview.tui.view import (
     OutcomeDiff,
@@ -36,6 +36,8 @@ from ctxview.tui.view import (
     row_class,
 )
 from ctxview.tui.widgets.virtual import VirtualList
+
+LABEL_TONES: tuple[LabelTone, ...] = get_args(LabelTone)
 
 
 class ItemsTable(VirtualList):
@@ -142,6 +144,7 @@ class ItemsTable(VirtualList):
         self.reverse = False  # the sort the other way round
         self._columns: tuple[tuple[Column, ...], list[int], int] = ((), [], -1)  # columns, widths, for a width
         self._drawn: Trace | None = None  # the trace of the last paint
+        self._row_style_cache: dict[tuple[Style, str, int | None, bool], dict[str, Style]] = {}
 
     STALE_OPACITY: ClassVar[float] = 0.55
 
@@ -384,27 +387,68 @@ class ItemsTable(VirtualList):
             return [Segment(set_cell_size(label + "─" * max(0, width - len(label)), width), base + style)]
         d = self.trace.decisions[index]
         klass = row_class(d)
-        outcome_style = self.part_style(klass)
-        body = Style()
-        if klass in ("evicted", "dropped", "live"):
-            body = self.part_style("muted")
-        direction = self.diff.direction(d.key) if d.key in self.diff.changed else None
-        row_bg = Style()
-        if direction is not None:
-            row_bg = self.part_style({1: "changed-up", -1: "changed-down", 0: "changed"}[direction])
-        if cursor:
-            row_bg = self.part_style("cursor")
-        tones = {"body": body, "outcome": outcome_style, "strong": outcome_style + Style(bold=True)}
+        diff = self.diff
+        direction = diff.direction(d.key) if d.key in diff.changed else None
+        styles = self._row_styles(base, klass, direction, cursor)
         view = self.table_view
-        segments: list[Segment] = []
+        gap = styles["gap"]
+        # cells and the gaps between them, neighbours of one style as one segment (fewer segments for
+        # Textual to filter and crop per line; the same cells)
+        texts: list[str] = []
+        spans: list[Style] = []
         columns, widths = self.columns(width)
         for column, w in zip(columns, widths, strict=True):
             if w <= 0:
                 continue
             tone = column.tone
-            style = self.part_style(f"label-{label_tone(d.label_extra)}") if tone == "label" else tones[tone]
-            segments.append(Segment(fit(column.cell(d, view), w, column.align), base + style + row_bg))
-            segments.append(Segment(" ", base + row_bg))
-        if segments:
-            segments.pop()
-        return segments
+            style = styles[f"label-{label_tone(d.label_extra)}"] if tone == "label" else styles[tone]
+            text = fit(column.cell(d, view), w, column.align)
+            if spans and spans[-1] is style:
+                texts[-1] += text
+            else:
+                texts.append(text)
+                spans.append(style)
+            if style is gap:
+                texts[-1] += " "
+            else:
+                texts.append(" ")
+                spans.append(gap)
+        if texts:
+            texts[-1] = texts[-1][:-1]  # (no gap after the last cell)
+            if not texts[-1]:
+                texts.pop()
+                spans.pop()
+        return [Segment(text, style) for text, style in zip(texts, spans, strict=True)]
+
+    def _row_styles(self, base: Style, klass: str, direction: int | None, cursor: bool) -> dict[str, Style]:
+        """The styles of a row's cells by tone (and its gaps), for one kind of row: a paint draws
+        dozens of rows from a handful of these, not a dozen style sums per row."""
+        key = (base, klass, direction, cursor)
+        styles = self._row_style_cache.get(key)
+        if styles is not None:
+            return styles
+        outcome = self.part_style(klass)
+        body = self.part_style("muted") if klass in ("evicted", "dropped", "live") else Style()
+        row_bg = Style()
+        if direction is not None:
+            row_bg = self.part_style({1: "changed-up", -1: "changed-down", 0: "changed"}[direction])
+        if cursor:
+            row_bg = self.part_style("cursor")
+        gap = base + row_bg
+        styles = {
+            "body": gap if not body else base + body + row_bg,  # (the same object: one segment with the gaps)
+            "outcome": base + outcome + row_bg,
+            "strong": base + (outcome + Style(bold=True)) + row_bg,
+            "gap": gap,
+        }
+        styles.update(
+            (f"label-{tone}", base + self.part_style(f"label-{tone}") + row_bg) for tone in LABEL_TONES
+        )
+        if len(self._row_style_cache) > 256:  # (a new base style per theme or focus change)
+            self._row_style_cache.clear()
+        self._row_style_cache[key] = styles
+        return styles
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._row_style_cache.clear()
