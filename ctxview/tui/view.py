@@ -434,15 +434,37 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
     return diff
 
 
+_CHANGES_KEPT = 3  # decision lists whose column parts are remembered (the one on screen, the new one, one more)
+_changes_memo: dict[int, tuple[Any, dict[str, Any]]] = {}  # id(decisions) → (decisions, {name: parts})
+
+
+def _column_changes(decisions: Any, name: str) -> tuple[list[Any], dict[int, Any], list[Any]] | None:
+    """``decisions.column_changes(name)`` (None without it), remembered for the last few lists: a diff reads
+    the parts of the trace on screen, which the diff before it read as the new run's."""
+    reader = getattr(decisions, "column_changes", None)
+    if reader is None:
+        return None
+    hit = _changes_memo.get(id(decisions))
+    if hit is not None and hit[0] is decisions:
+        if name in hit[1]:
+            return hit[1][name]  # type: ignore[no-any-return]
+        parts = hit[1][name] = reader(name)
+        return parts  # type: ignore[no-any-return]
+    parts = reader(name)
+    while len(_changes_memo) >= _CHANGES_KEPT:
+        _changes_memo.pop(next(iter(_changes_memo)), None)  # the oldest (another thread may have taken it)
+    _changes_memo[id(decisions)] = (decisions, {name: parts})
+    return parts  # type: ignore[no-any-return]
+
+
 def prime_diff(trace: Trace) -> None:
     """Compute now what ``diff_outcomes`` will read of ``trace`` when the next run is compared with it (its
     changed positions, and the per-session lookups behind them, which the next runs share): for the first
     trace, in the background, so the first keystroke does not build them."""
-    reader = getattr(trace.decisions, "column_changes", None)
-    if reader is None:
+    if getattr(trace.decisions, "column_changes", None) is None:
         return
-    reader("key")
-    outcomes = reader("outcome")
+    _column_changes(trace.decisions, "key")
+    outcomes = _column_changes(trace.decisions, "outcome")
     if outcomes is not None:
         _no_none(outcomes[0])
 
@@ -465,12 +487,12 @@ def _diff_by_changes(previous: Trace, current: Trace) -> OutcomeDiff | None:
     """``diff_outcomes`` of two runs of one plan from the positions where either run's outcome may differ
     from the plan's (``column_changes``): the same answer, without reading 100,000 outcomes.  None when the
     traces do not both give that form, or their items or outcome bases differ."""
-    old_reader = getattr(previous.decisions, "column_changes", None)
-    new_reader = getattr(current.decisions, "column_changes", None)
-    if old_reader is None or new_reader is None:
+    if getattr(previous.decisions, "column_changes", None) is None:
         return None
-    old_keys, new_keys = old_reader("key"), new_reader("key")
-    old, new = old_reader("outcome"), new_reader("outcome")
+    if getattr(current.decisions, "column_changes", None) is None:
+        return None
+    old_keys, new_keys = _column_changes(previous.decisions, "key"), _column_changes(current.decisions, "key")
+    old, new = _column_changes(previous.decisions, "outcome"), _column_changes(current.decisions, "outcome")
     if old_keys is None or new_keys is None or old is None or new is None:
         return None
     keys = old_keys[0]
@@ -484,21 +506,28 @@ def _diff_by_changes(previous: Trace, current: Trace) -> OutcomeDiff | None:
         return None  # (an outcome of None is no change: the full comparison skips it)
     new_changes, new_extra = new[1], new[2]
     diff = OutcomeDiff()
-    changed = diff.changed
-    for pos in sorted(old_changes.keys() | new_changes.keys()):
-        before = old_changes.get(pos, base[pos])
-        after = new_changes.get(pos, base[pos])
-        if before != after:
-            changed[keys[pos]] = (before, after)
+    # each position either run lists, in order, its outcome before and after (the plan's where a run does
+    # not list it), compared at C speed: a run at 10,000 items lists thousands of kept positions
+    positions = sorted(old_changes.keys() | new_changes.keys())
+    planned = list(map(base.__getitem__, positions))
+    befores = list(map(old_changes.get, positions, planned))
+    afters = list(map(new_changes.get, positions, planned))
+    differ = list(map(ne, befores, afters))
+    changed = diff.changed = dict(
+        zip(
+            map(keys.__getitem__, compress(positions, differ)),
+            zip(compress(befores, differ), compress(afters, differ), strict=True),
+            strict=True,
+        )
+    )
     for key, before, after in zip(old_keys[2], old_extra, new_extra, strict=True):
         if before != after:
             changed[key] = (before, after)
-    for before, after in changed.values():
-        was, now = before in KEPT_OUTCOMES, after in KEPT_OUTCOMES
-        if now and not was:
-            diff.gained += 1
-        elif was and not now:
-            diff.lost += 1
+    kept = KEPT_OUTCOMES.__contains__
+    was = list(map(kept, (before for before, _ in changed.values())))
+    now = list(map(kept, (after for _, after in changed.values())))
+    diff.gained = sum(map(gt, now, was))  # kept now, not before
+    diff.lost = sum(map(lt, now, was))
     diff.same_items = True
     return diff
 
@@ -769,8 +798,7 @@ def sent_parts(
 def _segment_reader(decisions: Any) -> Callable[[int], Any]:
     """The segment of the decision at an index: from the run's changed positions where the list gives them
     (``column_changes``: the sent messages' few, not a column of 100,000), else from the column."""
-    reader = getattr(decisions, "column_changes", None)
-    parts = reader("segment") if reader is not None else None
+    parts = _column_changes(decisions, "segment")
     if parts is None:
         return column(decisions, "segment").__getitem__
     base, changes, extra = parts

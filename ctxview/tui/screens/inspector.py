@@ -72,7 +72,7 @@ from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.find_line import FindLine
 from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.items_table import ItemsTable
-from ctxview.whatif.cache_prefix import cache_prefix
+from ctxview.whatif.cache_prefix import CachePrefix, cache_prefix
 
 if TYPE_CHECKING:
     from ctxview.host_check import HostCheck
@@ -159,6 +159,8 @@ class InspectorScreen(Screen[None]):
         self._collector = CollectorHold()  # no garbage collection between an edit and its result on screen
         self._pending_highlight: tuple[Decision | None] | None = None  # the table's item, for the panes' turn
         self._paint_result = False  # a result was applied: paint the table as soon as it asks (``_on_idle``)
+        self._parts_asked: Assembly | None = None  # the last result whose pane parts are being measured
+        self._parts_ready: Assembly | None = None  # … and the last one measured
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -518,12 +520,40 @@ class InspectorScreen(Screen[None]):
                 layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
                 diff = diff_outcomes(previous, trace)
                 counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
-                sent = sent_parts(trace, assembler.message_tokens(trace.summary.engine_line), layout.index_of_key)
-                cache = cache_prefix(previous, trace) if previous is not None else None
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
-        return Assembly(trace, layout, diff, shown, cache=cache, sent=sent, base=previous, counts=counts)
+        # (the budget bar's sent parts and the cache prefix are the other panes': ``_pane_parts``, once the
+        # table is drawn)
+        return Assembly(trace, layout, diff, shown, base=previous, counts=counts)
+
+    @work(exclusive=True, group="panes", exit_on_error=False)
+    async def _pane_parts(self, assembler: SessionAssembler, result: Assembly) -> None:
+        """What the budget bar and the cache line show of ``result`` (the tokens sent per segment, the
+        prompt-cache prefix kept of the run before), measured in a thread after the table has drawn it."""
+        try:
+            sent, cache = await asyncio.to_thread(self._measure_panes, assembler, result)
+        except Exception:  # the panes still follow: the bar measures what was sent itself, the cache line waits
+            sent, cache = None, None
+        self._pane_parts_done(result, sent, cache)
+
+    def _measure_panes(
+        self, assembler: SessionAssembler, result: Assembly
+    ) -> tuple[dict[str, int], CachePrefix | None]:
+        """Worker thread: ``Assembly.sent`` and ``Assembly.cache`` of ``result``."""
+        trace, base = result.trace, result.base
+        with self._run_lock:  # (the sent parts read the assembler's memo of the run)
+            tokens = assembler.message_tokens(trace.summary.engine_line)
+            sent = sent_parts(trace, tokens, result.layout.index_of_key)
+            cache = cache_prefix(base, trace) if base is not None else None
+        return sent, cache
+
+    def _pane_parts_done(self, result: Assembly, sent: dict[str, int] | None, cache: CachePrefix | None) -> None:
+        if result is not self.assembly:
+            return  # (superseded: a newer result is on its way to the panes)
+        result.sent, result.cache = sent, cache
+        self._parts_ready = result
+        self._show_panes(result)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params, first: Trace | None = None) -> None:
@@ -579,8 +609,7 @@ class InspectorScreen(Screen[None]):
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
             result.diff = diff_outcomes(self.trace, result.trace)
             result.counts = None  # (counted from the trace it was diffed against)
-            result.cache = cache_prefix(self.trace, result.trace) if self.trace is not None else None
-            result.base = self.trace
+            result.base = self.trace  # (the cache prefix is measured against it with the sent parts)
         self._applied = generation
         self.assembly = result  # the items table first: the other panes follow once it is drawn
         self._paint_result = True
@@ -598,8 +627,15 @@ class InspectorScreen(Screen[None]):
 
     def _show_panes(self, result: Assembly) -> None:
         """After the table drew ``result``: the assembled context, the budget bar, the changes and cache lines,
-        the detail pane, the title and the notes follow (unless a newer run is on screen already)."""
+        the detail pane, the title and the notes follow (unless a newer run is on screen already).
+
+        The bar's sent parts and the cache prefix are measured first, in a thread (``_pane_parts``)."""
         if result is not self.assembly or self.panes is result:
+            return
+        if self._parts_ready is not result:
+            if self._parts_asked is not result and self.assembler is not None:
+                self._parts_asked = result
+                self._pane_parts(self.assembler, result)
             return
         self.panes = result
         pending, self._pending_highlight = self._pending_highlight, None
