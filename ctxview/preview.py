@@ -10,9 +10,12 @@ whole session: a preview has none.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxview.model import Params
+
+if TYPE_CHECKING:
+    from ctxview.store import LcmStore
 
 PREVIEW_ROWS = 200  # a tall terminal's screenful, with room to scroll a little
 
@@ -35,17 +38,18 @@ class SessionPreview:
     rows: tuple[PreviewRow, ...]
 
 
-def read_preview(path: Path, conversation_id: int | None, params: Params, limit: int = PREVIEW_ROWS) -> SessionPreview:
+def read_preview(
+    store: LcmStore, conversation_id: int | None, params: Params, limit: int = PREVIEW_ROWS
+) -> SessionPreview:
     """The first ``limit`` items of the conversation, resolved with the engine line and time zone of ``params``.
 
-    Raises what reading the session raises (the whole read that follows reports it properly).
+    ``store`` is the one the whole session is read from next (a database that needs a private copy
+    is copied once).  Raises what reading the session raises (the whole read reports it properly).
     """
     from ctxview.assembly.incremental.static import item_label
     from ctxview.pipeline import SessionAssembler
-    from ctxview.store import LcmStore
 
-    with LcmStore(path) as store:
-        head = store.load_head(conversation_id, limit)
+    head = store.load_head(conversation_id, limit)
     assembler = SessionAssembler(head)
     resolved = assembler.resolved(params.timezone, assembler.rules(params)[0].sender_metadata)
     rows = tuple(PreviewRow(str(item.ordinal), item_label(item), item.tokens) for item in resolved)

@@ -16,11 +16,17 @@ from ctxview.jserrors import JSError
 from ctxview.model import Params
 from ctxview.params_io import build_params, default_params, read_params_file
 from ctxview.pipeline import SessionAssembler
-from ctxview.preview import PreviewRow, read_preview
+from ctxview.preview import PreviewRow, SessionPreview, read_preview
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
 from tests.lcmdb import LcmDbWriter
 from tests.parity.corpus import case_dir, case_ids
+
+
+def _read_preview(db: Path, conversation: int | None, params: Params, limit: int) -> SessionPreview:
+    with LcmStore(db) as store:
+        return read_preview(store, conversation, params, limit)
+
 
 CASES = [(line, case) for line in ("0.15", "1.0") for case in case_ids(line)]
 
@@ -53,10 +59,10 @@ def test_preview_rows_are_the_traces_first_rows(line: str, case: str) -> None:
         _expected(db, conversation, params, 1000)
     except JSError:  # the engine's own resolution throws (a date JavaScript cannot read): no preview either
         with pytest.raises(JSError):
-            read_preview(db, conversation, params, 1000)
+            _read_preview(db, conversation, params, 1000)
         return
     for limit in (1, 4, 1000):
-        preview = read_preview(db, conversation, params, limit)
+        preview = _read_preview(db, conversation, params, limit)
         rows, count = _expected(db, conversation, params, limit)
         assert list(preview.rows) == rows
         assert preview.item_count == count
@@ -76,7 +82,7 @@ def test_preview_reads_only_the_head(tmp_path: Path) -> None:
     assert set(head.summaries) == {row.summary_id for row in head.items if row.summary_id is not None}
     assert head.conversation.context_item_count == whole.conversation.context_item_count == len(whole.items)
     assert again.items == whole.items and again.messages == whole.messages
-    preview = read_preview(db, None, Params(), 40)
+    preview = _read_preview(db, None, Params(), 40)
     assert len(preview.rows) == 40 and preview.item_count == len(whole.items)
 
 
@@ -90,7 +96,7 @@ def test_head_skips_ordinals_that_are_not_whole_numbers(tmp_path: Path) -> None:
             "INSERT INTO context_items (conversation_id, ordinal, item_type, message_id) VALUES (?, 'x', 'message', ?)",
             (w.conversation_id, odd),
         )
-    preview = read_preview(path, None, Params(), 2)
+    preview = _read_preview(path, None, Params(), 2)
     assert [row.item_id for row in preview.rows] == ["0", "1"]
     assert [row.kind for row in preview.rows] == ["user", "user"]
     assert preview.item_count == 4

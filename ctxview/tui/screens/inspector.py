@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from ctxview.openclaw.host import HostContext
     from ctxview.pipeline import SessionAssembler
     from ctxview.preview import SessionPreview
+    from ctxview.store import LcmStore
     from ctxview.sweep import SweepResult
     from ctxview.tui.host_view import HostSource
     from ctxview.tui.screens.export import ExportScreen
@@ -243,9 +244,9 @@ class InspectorScreen(Screen[None]):
         try:
             if self.watch:
                 self._watch_baseline()  # before reading: a commit during the read triggers one more reload
-            if self.session is None:
-                self._preview_first_rows()
             with LcmStore(self.db_path) as store:
+                if self.session is None:
+                    self._preview_first_rows(store)
                 session = store.load_session(self.conversation_id, progress=self._load_progress)
             assembler = SessionAssembler(session)
             if self.host_source is not None and self.host is None and not self.host_why:
@@ -262,7 +263,7 @@ class InspectorScreen(Screen[None]):
     PREVIEW_FROM: ClassVar[int] = 5000  # context items; a smaller session's trace comes before a preview would help
     PREVIEW_WAIT: ClassVar[float] = 0.25  # the longest the whole read waits for the first rows' paint
 
-    def _preview_first_rows(self) -> None:
+    def _preview_first_rows(self, store: LcmStore) -> None:
         """Worker thread: draw the session's first rows before the whole session is read and assembled.
 
         The read waits (briefly) for their paint: the unpacking that follows holds the interpreter for
@@ -271,7 +272,7 @@ class InspectorScreen(Screen[None]):
         from ctxview.preview import read_preview
 
         try:
-            preview = read_preview(self.db_path, self.conversation_id, self.params)
+            preview = read_preview(store, self.conversation_id, self.params)
         except Exception:  # (the whole read reports what is wrong with the session)
             return
         if preview.item_count < self.PREVIEW_FROM:
