@@ -29,11 +29,13 @@ def drawn_min_budgets(table: ItemsTable) -> dict[str, str]:
     """The min-budget cell of every item row, as drawn (the column right before the reason)."""
     assert table.trace is not None and table.table_layout is not None
     width = table.scrollable_content_region.width
+    widths = table.columns(width)[1]
+    start = sum(widths[:-2]) + len(widths) - 2  # (one space between columns)
     cells = {}
     for line, index in enumerate(table.table_layout.lines):
         if index >= 0:
-            segments = [s.text for s in table.render_row(line, width, False) if s.text != " "]
-            cells[table.trace.decisions[index].key] = segments[-2].strip()
+            text = "".join(s.text for s in table.render_row(line, width, False))
+            cells[table.trace.decisions[index].key] = text[start : start + widths[-2]].strip()
     return cells
 
 

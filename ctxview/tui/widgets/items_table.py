@@ -208,9 +208,11 @@ class ItemsTable(VirtualList):
     def _show_title(self) -> None:
         full = self._full_layout.row_count if self._full_layout is not None else 0
         if self.matches is not None:
-            self.border_title = f"items · {len(self.matches):,} of {full:,}"
+            title = f"items · {len(self.matches):,} of {full:,}"
         else:
-            self.border_title = f"items · {full:,}"
+            title = f"items · {full:,}"
+        if title != self.border_title:  # (setting it repaints the whole table, even to the same text)
+            self.border_title = title
 
     # --- what is shown of the layout: the filter's rows, the sort reversed ---------------------
 
@@ -254,16 +256,28 @@ class ItemsTable(VirtualList):
         self._columns = ((), [], -1)
 
     def show(self, trace: Trace, diff: OutcomeDiff, layout: TableLayout | None = None) -> None:
-        """Swap in a new trace; keep the cursor on the same item when it still exists."""
+        """Swap in a new trace; keep the cursor on the same item when it still exists.
+
+        A trace of as many lines in the same columns as the one shown repaints only the visible lines
+        that changed (``repaint_changed``); otherwise the whole table.
+        """
         key = self.selected_key
+        shown = self.trace
+        columns = self._columns[0]
         self.trace = trace
         self.diff = diff
         self._update_view(trace)
         full = layout if layout is not None and layout.sort == self.sort else layout_rows(trace, self.sort)
         self._full_layout = full
         self.table_layout = self._present(full)
-        self.set_line_count(len(self.table_layout.lines))
-        self._restore(key)
+        count = len(self.table_layout.lines)
+        width = self.scrollable_content_region.width
+        if shown is not None and count == self.line_count and self.is_attached and self.columns(width)[0] == columns:
+            self._restore(key, repaint=False)
+            self.repaint_changed()
+        else:
+            self.set_line_count(count)
+            self._restore(key)
         self._show_title()
 
     def set_sort(self, sort: SortMode, layout: TableLayout | None = None) -> None:
@@ -279,11 +293,11 @@ class ItemsTable(VirtualList):
         self.set_line_count(len(self.table_layout.lines))
         self._restore(key, center=True)
 
-    def _restore(self, key: str | None, *, center: bool = False) -> None:
+    def _restore(self, key: str | None, *, center: bool = False, repaint: bool = True) -> None:
         line = self.line_of_key(key) if key is not None else None
         if line is None:
             line = self.cursor if self.cursor is not None else 0
-        self.move_cursor_to(line, notify=False, center=center)
+        self.move_cursor_to(line, notify=False, center=center, repaint=repaint)
         # the detail pane follows the new trace even when the cursor stayed put
         self.post_message(self.ItemHighlighted(self, self.selected_decision))
 

@@ -98,6 +98,36 @@ class VirtualList(ScrollView, can_focus=True):
         self._line_cache.clear()
         self.refresh()
 
+    def repaint_changed(self) -> int:
+        """New row data in the same lines (count, scroll and columns unchanged): repaint only the visible
+        lines whose strips differ from the ones drawn; returns how many.
+
+        A full refresh makes Textual re-render every line of the list (borders, filters, crops), the larger
+        part of a keystroke's paint, though an edit often leaves most visible rows as they were.  The rows
+        are rendered here instead of in the paint (the same work).  The first line (the header, if any) is
+        repainted with them: a paint is what says the new data is on screen (``ItemsTable.Drawn``).
+        """
+        region = self.scrollable_content_region
+        width, height = region.width, region.height
+        top = round(self.scroll_y)
+        drawn = self._line_cache
+        self._line_cache = LRUCache(drawn.maxsize)
+        base = self.rich_style
+        changed: list[int] = []
+        for y in range(self.HEADER_LINES, height):
+            line = top + y - self.HEADER_LINES
+            if line >= self._line_count:
+                break  # (blank below the last line, as before)
+            key = (line, width, line == self.cursor)
+            strip = Strip(self.render_row(line, width, key[2])).crop_extend(0, width, base)
+            self._line_cache.set(key, strip)
+            if drawn.get(key) != strip:
+                changed.append(y)
+        full_width = max(self.virtual_size.width, self.size.width)
+        for y in {0, *changed}:
+            self.refresh(Region(0, y, full_width, 1))
+        return len(changed)
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._style_cache.clear()
@@ -181,7 +211,10 @@ class VirtualList(ScrollView, can_focus=True):
             probe -= step
         return None
 
-    def move_cursor_to(self, line: int | None, *, step: int = 1, notify: bool = True, center: bool = False) -> None:
+    def move_cursor_to(
+        self, line: int | None, *, step: int = 1, notify: bool = True, center: bool = False, repaint: bool = True
+    ) -> None:
+        """``repaint`` False: the caller repaints (``repaint_changed``)."""
         target = None if line is None else self._nearest_selectable(line, step)
         old = self.cursor
         self.cursor = target
@@ -189,7 +222,8 @@ class VirtualList(ScrollView, can_focus=True):
             self._line_cache.discard((old, self.scrollable_content_region.width, True))
         if target is not None:
             self.scroll_to_line(target, center=center)
-        self.refresh()
+        if repaint:
+            self.refresh()
         if notify and target != old:
             self.post_message(self.CursorMoved(self, target))
 
