@@ -314,7 +314,7 @@ def _assemble(
         remaining=remaining,
         orphan_set=set(repair.orphan_results),
         duplicate_set=set(repair.duplicate_results),
-        selected_ids={id(item) for item in selected},
+        selected_ids=set(map(id, selected)),
         plan_index=plan_index_of(static, resolved),
     )
     decisions = lazy_decisions(run)

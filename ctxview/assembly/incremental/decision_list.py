@@ -355,10 +355,12 @@ class LazyDecisionList(Sequence[Decision]):
                 return None
             if "key" in self._key_maps or "key" in self._resets or any("key" in f for f in self._overrides.values()):
                 return None  # (the mapping reads the keys as changed, not as the index knows them)
-            for key, value in mapping.items():
-                pos = known.get(key)
-                if pos is not None:
-                    changes[pos] = value
+            positions = list(map(known.get, mapping.keys()))  # (the lookups at C speed: thousands per edit)
+            if None in positions:
+                pairs = zip(positions, mapping.values(), strict=True)
+                changes.update((pos, value) for pos, value in pairs if pos is not None)
+            else:
+                changes.update(zip(positions, mapping.values(), strict=True))
         for index, fields in self._overrides.items():
             if name in fields:
                 changes[index] = fields[name]

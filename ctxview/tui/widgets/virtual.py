@@ -124,8 +124,14 @@ class VirtualList(ScrollView, can_focus=True):
             if drawn.get(key) != strip:
                 changed.append(y)
         full_width = max(self.virtual_size.width, self.size.width)
-        for y in {0, *changed}:
-            self.refresh(Region(0, y, full_width, 1))
+        runs: list[list[int]] = [[0, 1]]  # (first line, count) of each stretch of lines to repaint
+        for y in changed:
+            last = runs[-1]
+            if y == last[0] + last[1]:
+                last[1] += 1
+            elif y > last[0]:
+                runs.append([y, 1])
+        self.refresh(*(Region(0, first, full_width, count) for first, count in runs))
         return len(changed)
 
     def notify_style_update(self) -> None:
