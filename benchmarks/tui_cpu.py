@@ -5,9 +5,11 @@ Runs the benchmark's TUI worker (``run.py``: a prompt typed a character at a tim
 
 * the UI thread, from the edit's request until the items table draws the new trace;
 * ``SessionAssembler.run`` in the worker thread (the core);
-* the rest of the worker's run (table layout, outcome diff and counts, budget-bar parts, cache prefix).
+* the rest of the worker's run (table layout, outcome diff and counts).
 
-The GIL makes these add up: the wall time of an edit is at least their sum.  With
+The GIL makes these add up: the wall time of an edit is at least their sum.  The budget bar's
+sent parts and the cache prefix are measured after the table's paint (``_measure_panes``, shown
+apart: not on the way to the table).  With
 ``--profile FILE`` the UI thread's part is also written as a cProfile (thread CPU) for
 ``python -m pstats FILE`` (profiling slows that thread several times: compare its
 numbers with runs without the option).
@@ -41,6 +43,7 @@ class EditClock:
         self.ui: list[float] = []
         self.core: list[float] = []
         self.view: list[float] = []
+        self.panes: list[float] = []
         self._core_last = 0.0
         self._waiting_for: Any = None  # the trace the table showed when the edit was asked for
         self._started = 0.0
@@ -53,6 +56,7 @@ class EditClock:
         clock = self
         real_core = SessionAssembler.run
         real_run = InspectorScreen._run
+        real_panes = InspectorScreen._measure_panes
         real_request = InspectorScreen.request_assembly
         real_render = ItemsTable.render_line
 
@@ -71,6 +75,13 @@ class EditClock:
                 total = time.thread_time() - mark
                 clock.core.append(clock._core_last)
                 clock.view.append(total - clock._core_last)
+
+        def panes(screen: Any, *args: Any, **kwargs: Any) -> Any:
+            mark = time.thread_time()
+            try:
+                return real_panes(screen, *args, **kwargs)
+            finally:
+                clock.panes.append(time.thread_time() - mark)
 
         def request(screen: Any, *args: Any, **kwargs: Any) -> Any:
             shown = screen.query_one(ItemsTable).trace
@@ -91,6 +102,7 @@ class EditClock:
 
         SessionAssembler.run = core  # type: ignore[method-assign]
         InspectorScreen._run = worker_run  # type: ignore[method-assign]
+        InspectorScreen._measure_panes = panes  # type: ignore[method-assign]
         InspectorScreen.request_assembly = request  # type: ignore[method-assign]
         ItemsTable.render_line = render_line  # type: ignore[method-assign]
 
@@ -114,15 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     out = bench.worker_tui(db, budget, args.keys)
     typed = len(out["tui"])
     # the first run is the opening assembly; then one run per edit (a superseded edit may skip its run)
-    core, view = clock.core[1:], clock.view[1:]
+    core, view, panes = clock.core[1:], clock.view[1:], clock.panes[1:]
     print(f"{db.name}: wall ms, prompt {[round(t * 1000) for t in out['tui']]}, "
           f"budget {[round(t * 1000) for t in out.get('tui_budget', [])]}")
-    for name, ui, core_part, view_part in (
-        ("prompt edit", clock.ui[:typed], core[:typed], view[:typed]),
-        ("budget edit", clock.ui[typed:], core[typed:], view[typed:]),
+    for name, ui, core_part, view_part, pane_part in (
+        ("prompt edit", clock.ui[:typed], core[:typed], view[:typed], panes[:typed]),
+        ("budget edit", clock.ui[typed:], core[typed:], view[typed:], panes[typed:]),
     ):
         print(f"{name}: CPU medians, UI thread {_ms(ui)} + SessionAssembler.run {_ms(core_part)}"
-              f" + view work in the worker {_ms(view_part)} ms")
+              f" + view work in the worker {_ms(view_part)} ms (then, after the paint: the panes' parts"
+              f" {_ms(pane_part)} ms)")
     if profile is not None:
         profile.dump_stats(args.profile)
     return 0
