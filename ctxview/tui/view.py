@@ -435,25 +435,26 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
 
 
 _CHANGES_KEPT = 3  # decision lists whose column parts are remembered (the one on screen, the new one, one more)
-_changes_memo: dict[int, tuple[Any, dict[str, Any]]] = {}  # id(decisions) → (decisions, {name: parts})
+# (decisions, {name: parts}) of the last few lists, newest first; replaced whole, never changed in place but for
+# a name added to an entry's dict, so a thread reading it while another adds an entry sees one list or the other
+_changes_memo: list[tuple[Any, dict[str, Any]]] = []
 
 
 def _column_changes(decisions: Any, name: str) -> tuple[list[Any], dict[int, Any], list[Any]] | None:
     """``decisions.column_changes(name)`` (None without it), remembered for the last few lists: a diff reads
     the parts of the trace on screen, which the diff before it read as the new run's."""
+    global _changes_memo
     reader = getattr(decisions, "column_changes", None)
     if reader is None:
         return None
-    hit = _changes_memo.get(id(decisions))
-    if hit is not None and hit[0] is decisions:
-        if name in hit[1]:
-            return hit[1][name]  # type: ignore[no-any-return]
-        parts = hit[1][name] = reader(name)
-        return parts  # type: ignore[no-any-return]
+    memo = _changes_memo
+    for known, parts_of in memo:
+        if known is decisions:
+            if name not in parts_of:
+                parts_of[name] = reader(name)
+            return parts_of[name]  # type: ignore[no-any-return]
     parts = reader(name)
-    while len(_changes_memo) >= _CHANGES_KEPT:
-        _changes_memo.pop(next(iter(_changes_memo)), None)  # the oldest (another thread may have taken it)
-    _changes_memo[id(decisions)] = (decisions, {name: parts})
+    _changes_memo = [(decisions, {name: parts}), *memo[: _CHANGES_KEPT - 1]]
     return parts  # type: ignore[no-any-return]
 
 
