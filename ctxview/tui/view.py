@@ -434,7 +434,7 @@ def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
     return diff
 
 
-_CHANGES_KEPT = 3  # decision lists whose column parts are remembered (the one on screen, the new one, one more)
+_CHANGES_KEPT = 2  # decision lists whose column parts are remembered: the one on screen and the new one (its base)
 # (decisions, {name: parts}) of the last few lists, newest first; replaced whole, never changed in place but for
 # a name added to an entry's dict, so a thread reading it while another adds an entry sees one list or the other
 _changes_memo: list[tuple[Any, dict[str, Any]]] = []

@@ -566,9 +566,17 @@ class InspectorScreen(Screen[None]):
         return Assembly(trace, layout, diff, shown, base=previous, counts=counts)
 
     @work(exclusive=True, group="panes", exit_on_error=False)
-    async def _pane_parts(self, assembler: SessionAssembler, result: Assembly) -> None:
-        """What the budget bar and the cache line show of ``result`` (the tokens sent per segment, the
-        prompt-cache prefix kept of the run before), measured in a thread after the table has drawn it."""
+    async def _pane_parts(self) -> None:
+        """What the budget bar and the cache line show of the result ``_show_panes`` asked for (the tokens
+        sent per segment, the prompt-cache prefix kept of the run before), measured in a thread after the
+        table has drawn it.
+
+        (No arguments: a worker keeps its arguments, and a finished worker waits for the cyclic collector,
+        which an edit holds off: a result handed to it would keep every run of a burst of edits alive.)
+        """
+        result, assembler = self._parts_asked, self.assembler
+        if result is None or assembler is None:
+            return
         try:
             sent, cache = await asyncio.to_thread(self._measure_panes, assembler, result)
         except Exception:  # the panes still follow: the bar measures what was sent itself, the cache line waits
@@ -674,7 +682,7 @@ class InspectorScreen(Screen[None]):
         if self._parts_ready is not result:
             if self._parts_asked is not result and self.assembler is not None:
                 self._parts_asked = result
-                self._pane_parts(self.assembler, result)
+                self._pane_parts()
             return
         self.panes = result
         pending, self._pending_highlight = self._pending_highlight, None
