@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress
 from typing import TYPE_CHECKING, Any
 
+from ctxview import sweep_cache
 from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
 from ctxview.gc_pause import gc_paused
@@ -96,6 +97,7 @@ def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]
     """
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
+    sweep_cache.prime(assembler, params)  # what an earlier sweep of this database state learned at the top
     top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
@@ -212,6 +214,8 @@ def sweep(
     pending = [budget for budget in ordered if budget not in outcomes]
     report = _Progress(progress, len(pending))
     report.check()
+    if pending:
+        sweep_cache.prime(assembler, params)
     tops: list[Trace] = [top_trace] if top_trace is not None else []
 
     def keep(budget: int, trace: Trace) -> None:
@@ -243,6 +247,7 @@ def sweep(
         kept_items.append(run.kept.count(1))
         ran.append((budget, run))
     sent_from, sent_after = _sent_budgets(ran)
+    sweep_cache.save(assembler, params)  # for the next sweep of this database state (when none was read)
     notes = [
         f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
         f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step, clamp) give the final "

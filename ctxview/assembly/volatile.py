@@ -145,6 +145,17 @@ class PairIndex:
 
     @classmethod
     def build(cls, messages: Sequence[Any], memo: SerializedCache | None = None) -> PairIndex:
+        if memo is not None:  # (an index is never modified once built: runs of the same messages share one)
+            known = memo.last_answer("pairs", messages)
+            if known is not None:
+                return known  # type: ignore[no-any-return]
+            index = cls._build(messages, memo)
+            memo.keep_answer("pairs", messages, index)
+            return index
+        return cls._build(messages, memo)
+
+    @classmethod
+    def _build(cls, messages: Sequence[Any], memo: SerializedCache | None) -> PairIndex:
         if memo is not None:
             pairs = memo.pairing_of_all(messages)
             call_ids: list[list[str]] = [calls for calls, _ in pairs]
@@ -341,13 +352,16 @@ class SerializedCache:
         self._h16: dict[int, str] = {}
         self._forms: dict[int, tuple[str, str]] = {}
         self._pairing: dict[int, tuple[list[str], str | None]] = {}
+        # per reader ("pairs": ``PairIndex.build``), the last list it read whole and its answer: runs that send
+        # the same 100,000 messages (a budget sweep above the session's size) build one index
+        self._lists: dict[Any, tuple[list[Any], list[int], Any]] = {}
         self.limit = limit
 
     def _hold(self, message: Any) -> int:
         key = id(message)
         if key not in self._alive:
             if self.limit is not None and len(self._alive) >= self.limit:
-                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing):
+                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing, self._lists):
                     table.clear()
             self._alive[key] = message
         return key
@@ -380,6 +394,18 @@ class SerializedCache:
                 if value is None:
                     values[index] = one(messages[index])
         return values
+
+    def last_answer(self, reader: Any, messages: Sequence[Any]) -> Any:
+        """What ``reader`` answered for the last list it kept, if that list held the very same objects."""
+        last = self._lists.get(reader)
+        # (ids at C speed: the kept list holds its objects alive, so no other object can have their ids)
+        if last is not None and len(last[0]) == len(messages) and last[1] == list(map(id, messages)):
+            return last[2]
+        return None
+
+    def keep_answer(self, reader: Any, messages: Sequence[Any], answer: Any) -> None:
+        """Keep ``reader``'s answer for ``messages`` (a copy of the list is held: its objects stay alive)."""
+        self._lists[reader] = (list(messages), list(map(id, messages)), answer)
 
     def tokens_of_all(self, messages: Sequence[Any]) -> list[int]:
         """``[self(m) for m in messages]``."""
@@ -425,6 +451,25 @@ class SerializedCache:
     def pairing_of_all(self, messages: Sequence[Any]) -> list[tuple[list[str], str | None]]:
         """``[self.pairing(m) for m in messages]``."""
         return self._of_all(self._pairing, self.pairing, messages)
+
+    def known(self, messages: Sequence[Any]) -> tuple[list[int | None], list[str | None], list[Any]]:
+        """(tokens, h16, pairing) measured so far of each message, None where not (nothing is measured here)."""
+        ids = list(map(id, messages))
+        return list(map(self._tokens.get, ids)), list(map(self._h16.get, ids)), list(map(self._pairing.get, ids))
+
+    def remember(
+        self, messages: Sequence[Any], tokens: Sequence[int], h16s: Sequence[str], pairings: Sequence[Any]
+    ) -> bool:
+        """Take the values ``known`` gave in another process for messages with the same JSON text (the same
+        estimate); False, and nothing taken, when they would not fit under ``limit``."""
+        if self.limit is not None and len(self._alive) + len(messages) > self.limit:
+            return False
+        ids = list(map(id, messages))
+        self._alive.update(zip(ids, messages, strict=True))
+        self._tokens.update(zip(ids, tokens, strict=True))
+        self._h16.update(zip(ids, h16s, strict=True))
+        self._pairing.update(zip(ids, pairings, strict=True))
+        return True
 
 
 @dataclass(slots=True)

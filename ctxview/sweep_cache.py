@@ -1,0 +1,225 @@
+"""What a budget sweep's run at the whole session learns, kept across processes beside the render cache.
+
+The sweep's dearest step is its run at the top of the range, where every item is selected: each
+tool-id chunk is cleaned up and repaired (§7.1–§7.4) and every message is measured for the engine
+(serialized tokens, hash, pairing ids).  Neither depends on the budget or the prompt, only on the
+session, the fresh tail's cut and the engine line, and nearly every chunk comes back unchanged (its
+items' own messages, nothing recorded).  So after a sweep of a session the render cache keeps
+(``render_cache.MIN_MESSAGES`` messages or more), this module writes, next to that cache, which
+whole chunks came back unchanged at the sweep's cut and the engine's values of every message that
+was sent as it was resolved; the next sweep of the same database state (another process, another
+prompt) takes them instead of computing them again.
+
+A file is used only for the same database state (``render_cache.database_identity``, the one the
+session was read at), conversation, time zone, engine line and item count, for the same ctxview
+code (the render cache's digest and one over the modules these values come from), and when its
+checksum holds; anything else, or any failure, means the values are computed as usual.  Chunks
+are taken only at the cut they were flagged at; a chunk not flagged is cleaned up as before.
+``CTXVIEW_CACHE=off`` turns it off with the render cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import marshal
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxview import render_cache
+from ctxview.jserrors import JSError
+
+if TYPE_CHECKING:
+    from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+    from ctxview.assembly.volatile import SerializedCache
+    from ctxview.model import Params
+    from ctxview.pipeline import SessionAssembler
+
+FORMAT = 1
+SUFFIX = ".sweep"
+KEEP_FILES = 16  # the newest sweep files kept (each ~6 MB at 100,000 items)
+_MAGIC = b"ctxview-sweep\n"
+
+# the modules whose rules the kept values follow: clean-up, repair, chunking, the engine's measures
+_SOURCES = (
+    "ctxview.assembly.postprocess", "ctxview.assembly.tool_pairs", "ctxview.assembly.incremental.chunked_repair",
+    "ctxview.assembly.incremental.static", "ctxview.assembly.volatile", "ctxview.assembly.tokens",
+    "ctxview.assembly.rules", "ctxview.assembly.focus", __name__,
+)
+
+
+@functools.cache
+def _code_version() -> str:
+    import importlib.util
+
+    digest = hashlib.sha256(f"{FORMAT}\0{render_cache._code_version()}".encode())
+    for name in _SOURCES:
+        try:
+            spec = importlib.util.find_spec(name)
+            digest.update(Path(spec.origin if spec is not None and spec.origin else "").read_bytes())
+        except (OSError, ImportError, ValueError):
+            digest.update(name.encode())
+    return digest.hexdigest()
+
+
+class _Target:
+    """The session's plan and engine memo for a sweep's params, and where their file lives."""
+
+    def __init__(self, assembler: SessionAssembler, params: Params) -> None:
+        from ctxview.assembly.incremental.static import chunk_plan_of, static_of
+
+        session = assembler.session
+        rules = assembler.rules(params)[0]
+        resolved = assembler.resolved(params.timezone, rules.sender_metadata)
+        static = static_of(session, resolved, params.timezone)
+        self.plan: ChunkPlan = chunk_plan_of(static, resolved)
+        self.memo: SerializedCache = assembler.engine_memo(rules)
+        conversation = session.conversation.conversation_id
+        self.header = marshal.dumps(
+            (_code_version(), session.cache_identity, conversation, params.timezone, rules.line,
+             len(self.plan.items), len(self.plan.start))
+        )
+        directory = render_cache.cache_dir()
+        assert directory is not None and session.cache_identity is not None  # (checked by ``_target``)
+        name = hashlib.sha256(
+            f"{session.cache_identity[0]}\0{conversation}\0{params.timezone}\0{rules.line}".encode()
+        ).hexdigest()[:32]
+        self.directory = directory
+        self.path = directory / f"{name}{SUFFIX}"
+
+
+def _target(assembler: SessionAssembler, params: Params) -> _Target | None:
+    session = assembler.session
+    if (
+        session.cache_identity is None
+        or not render_cache.enabled()
+        or render_cache.cache_dir() is None
+        or len(session.messages) < render_cache.min_messages()
+    ):
+        return None
+    try:
+        return _Target(assembler, params)
+    except JSError:  # the engine cannot resolve this session: nothing to keep
+        return None
+
+
+def prime(assembler: SessionAssembler, params: Params) -> bool:
+    """Take what an earlier sweep of this database state kept, before the run at the whole session.
+
+    True when a file was found and taken (the chunk flags and every kept message measure).
+    """
+    target = _target(assembler, params)
+    if target is None or target.plan.kept_across:
+        return False
+    payload = _read(target)
+    if payload is None:
+        return False
+    cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = payload
+    plan = target.plan
+    if not plan.assume_unchanged(cut, orphan_ordinal, flags):
+        return False
+    items = plan.items
+    messages = [items[p].message for p in positions]  # (the run at the whole session unpacks them anyway)
+    target.memo.remember(messages, tokens, h16s, pairings)
+    plan.kept_across = True
+    return True
+
+
+def save(assembler: SessionAssembler, params: Params) -> bool:
+    """Keep what this process's run at the whole session learned, unless it came from a file already.
+
+    False (nothing written) when there was no such run, the session is not one the render cache keeps,
+    or the file cannot be written.
+    """
+    import tempfile
+
+    target = _target(assembler, params)
+    if target is None or target.plan.kept_across:
+        return False
+    plan = target.plan
+    whole = plan.whole_run()
+    if whole is None:
+        return False
+    cut, orphan_ordinal = whole
+    flags = plan.unchanged_chunks(cut, orphan_ordinal)
+    items = plan.items
+    packed = [item.stored_message for item in items]
+    known_tokens, known_h16, known_pairing = target.memo.known([m if isinstance(m, dict) else None for m in packed])
+    positions = [
+        p for p, (t, h, pairing) in enumerate(zip(known_tokens, known_h16, known_pairing, strict=True))
+        if t is not None and h is not None and pairing is not None
+    ]
+    try:
+        payload = marshal.dumps((
+            cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
+            [known_h16[p] for p in positions], [known_pairing[p] for p in positions],
+        ))
+    except ValueError:
+        return False
+    digest = hashlib.blake2b(payload, digest_size=32).digest()
+    try:
+        target.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=target.directory, prefix=".sweep-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_MAGIC + len(target.header).to_bytes(8, "big") + target.header + digest)
+                handle.write(payload)
+            os.replace(temporary, target.path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        _prune(target.directory)
+    except OSError:
+        return False
+    plan.kept_across = True
+    return True
+
+
+def _read(target: _Target) -> tuple[Any, ...] | None:
+    try:
+        if not stat.S_ISREG(os.stat(target.path).st_mode):
+            return None
+        data = target.path.read_bytes()
+    except OSError:
+        return None
+    start = len(_MAGIC) + 8
+    expected = target.header
+    if not data.startswith(_MAGIC) or int.from_bytes(data[len(_MAGIC) : start], "big") != len(expected):
+        return None
+    if data[start : start + len(expected)] != expected:
+        return None  # another database state, code, time zone or engine line
+    digest = data[start + len(expected) : start + len(expected) + 32]
+    payload = memoryview(data)[start + len(expected) + 32 :]
+    if hashlib.blake2b(payload, digest_size=32).digest() != digest:
+        return None
+    try:
+        stored = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(stored, tuple) or len(stored) != 7:
+        return None
+    cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = stored
+    count = len(target.plan.items)
+    if (
+        not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
+        or not isinstance(positions, list) or not all(isinstance(p, int) and 0 <= p < count for p in positions)
+        or not len(positions) == len(tokens) == len(h16s) == len(pairings)
+    ):
+        return None
+    return stored
+
+
+def _prune(directory: Path) -> None:
+    """Keep the newest ``KEEP_FILES`` sweep files."""
+    files = []
+    for entry in os.scandir(directory):
+        if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+            files.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
+    for _mtime, path in sorted(files, reverse=True)[KEEP_FILES:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
