@@ -226,11 +226,12 @@ def sweep(
     if processes > 1:
         outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep))
     else:
-        for budget in pending:
-            trace = _run(assembler, replace(params, token_budget=budget))
-            outcomes[budget] = _ExactRun.of(trace)
-            keep(budget, trace)
-            report.done_one()
+        with gc_paused():  # (between the runs too: a collection there would walk the last run's objects)
+            for budget in pending:
+                trace = _run(assembler, replace(params, token_budget=budget))
+                outcomes[budget] = _ExactRun.of(trace)
+                keep(budget, trace)
+                report.done_one()
     top_trace = tops[0] if tops else None
     final_tokens: list[int | None] = []
     kept_items: list[int | None] = []
