@@ -146,7 +146,7 @@ class PairIndex:
     @classmethod
     def build(cls, messages: Sequence[Any], memo: SerializedCache | None = None) -> PairIndex:
         if memo is not None:  # (an index is never modified once built: runs of the same messages share one)
-            known = memo.last_answer("pairs", messages)
+            known = memo.answer_for("pairs", messages)
             if known is not None:
                 return known  # type: ignore[no-any-return]
             index = cls._build(messages, memo)
@@ -352,16 +352,15 @@ class SerializedCache:
         self._h16: dict[int, str] = {}
         self._forms: dict[int, tuple[str, str]] = {}
         self._pairing: dict[int, tuple[list[str], str | None]] = {}
-        # per reader ("pairs": ``PairIndex.build``), the last list it read whole and its answer: runs that send
-        # the same 100,000 messages (a budget sweep above the session's size) build one index
-        self._lists: dict[Any, tuple[list[Any], list[int], Any]] = {}
+        # per reader (a table's id, "pairs"), the ``origin`` of the last tagged list it read whole, and its answer
+        self._answers: dict[Any, tuple[Any, Any]] = {}
         self.limit = limit
 
     def _hold(self, message: Any) -> int:
         key = id(message)
         if key not in self._alive:
             if self.limit is not None and len(self._alive) >= self.limit:
-                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing, self._lists):
+                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing, self._answers):
                     table.clear()
             self._alive[key] = message
         return key
@@ -388,24 +387,33 @@ class SerializedCache:
 
     def _of_all(self, table: dict[int, Any], one: Callable[[Any], Any], messages: Sequence[Any]) -> list[Any]:
         """``[one(m) for m in messages]``, looking the cached ones up at C speed."""
+        known = self.answer_for(id(table), messages)
+        if known is not None:
+            return list(known)
         values: list[Any] = list(map(table.get, map(id, messages)))
         if None in values:
             for index, value in enumerate(values):
                 if value is None:
                     values[index] = one(messages[index])
+        self.keep_answer(id(table), messages, list(values))
         return values
 
-    def last_answer(self, reader: Any, messages: Sequence[Any]) -> Any:
-        """What ``reader`` answered for the last list it kept, if that list held the very same objects."""
-        last = self._lists.get(reader)
-        # (ids at C speed: the kept list holds its objects alive, so no other object can have their ids)
-        if last is not None and len(last[0]) == len(messages) and last[1] == list(map(id, messages)):
-            return last[2]
-        return None
+    def answer_for(self, reader: Any, messages: Sequence[Any]) -> Any:
+        """``reader``'s kept answer for a list tagged with the same ``origin`` as ``messages`` (None: none).
+
+        A list with an ``origin`` attribute (``chunked_repair.SameMessages``) holds the very same objects, in
+        the same order, as every list with that origin: runs that send the same 100,000 messages (a budget
+        sweep above the session's size) look them up, and index their pairs, once.
+        """
+        origin = getattr(messages, "origin", None)
+        kept = self._answers.get(reader) if origin is not None else None
+        return kept[1] if kept is not None and kept[0] is origin else None
 
     def keep_answer(self, reader: Any, messages: Sequence[Any], answer: Any) -> None:
-        """Keep ``reader``'s answer for ``messages`` (a copy of the list is held: its objects stay alive)."""
-        self._lists[reader] = (list(messages), list(map(id, messages)), answer)
+        """Keep ``reader``'s answer for a tagged list (an untagged one: nothing kept)."""
+        origin = getattr(messages, "origin", None)
+        if origin is not None:
+            self._answers[reader] = (origin, answer)
 
     def tokens_of_all(self, messages: Sequence[Any]) -> list[int]:
         """``[self(m) for m in messages]``."""

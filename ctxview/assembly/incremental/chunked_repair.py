@@ -27,6 +27,17 @@ from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
 
 
+class SameMessages(list[Any]):
+    """A copy of a remembered run's messages: every copy with the same ``origin`` holds the very same objects,
+    in the same order (the engine's memo then looks them up once: ``SerializedCache.answer_for``)."""
+
+    __slots__ = ("origin",)
+
+    def __init__(self, messages: list[Any], origin: object) -> None:
+        super().__init__(messages)
+        self.origin = origin
+
+
 @dataclass(slots=True)
 class ChunkOutcome:
     """§7.1–§7.4 of the selected items of one chunk."""
@@ -54,11 +65,13 @@ class ChunkedRun:
 
     def copy(self) -> ChunkedRun:
         """The same outcome in new containers (each run owns its lists; the messages are shared, as between
-        runs that look the same chunks up)."""
+        runs that look the same chunks up); the messages' list is tagged as a copy of this run's."""
         cleaned = self.cleaned
+        messages = self.messages
+        origin = messages.origin if isinstance(messages, SameMessages) else object()
         return ChunkedRun(
-            _merge_cleaned(list(cleaned.entries), [cleaned]), _merge_logs([self.repair]), list(self.messages),
-            list(self.keys), self.fresh_from,
+            _merge_cleaned(list(cleaned.entries), [cleaned]), _merge_logs([self.repair]),
+            SameMessages(messages, origin), list(self.keys), self.fresh_from,
         )
 
 
@@ -123,9 +136,9 @@ class ChunkPlan:
         whole = self._whole
         if whole is not None and whole[0] == cut and whole[1] == orphan_ordinal and whole[2] is all_results:
             return whole[3].copy()
-        outcome = self._run(kept, cut, orphan_ordinal, all_results)
-        self._whole = (cut, orphan_ordinal, all_results, outcome.copy())
-        return outcome
+        whole_run = self._run(kept, cut, orphan_ordinal, all_results).copy()
+        self._whole = (cut, orphan_ordinal, all_results, whole_run)
+        return whole_run.copy()
 
     def _run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         if len(self._groups) > self.limit:
