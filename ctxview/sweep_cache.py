@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
+from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
 
 FORMAT = 1
+_NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
 KEEP_FILES = 16  # the newest sweep files kept (each ~6 MB at 100,000 items)
 _MAGIC = b"ctxview-sweep\n"
@@ -121,8 +123,9 @@ def prime(assembler: SessionAssembler, params: Params) -> bool:
     if not plan.assume_unchanged(cut, orphan_ordinal, flags):
         return False
     items = plan.items
-    messages = [items[p].message for p in positions]  # (the run at the whole session unpacks them anyway)
-    target.memo.remember(messages, tokens, h16s, pairings)
+    with gc_paused(keep=True):  # (the messages live as long as the session: out of the collector's way)
+        messages = [items[p].message for p in positions]  # (the run at the whole session unpacks them anyway)
+        target.memo.remember(messages, tokens, h16s, pairings)
     plan.kept_across = True
     return True
 
@@ -151,10 +154,11 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
         p for p, (t, h, pairing) in enumerate(zip(known_tokens, known_h16, known_pairing, strict=True))
         if t is not None and h is not None and pairing is not None
     ]
-    try:
+    pairings = [known_pairing[p] for p in positions]
+    try:  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
         payload = marshal.dumps((
             cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
-            [known_h16[p] for p in positions], [known_pairing[p] for p in positions],
+            [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
         ))
     except ValueError:
         return False
@@ -200,15 +204,24 @@ def _read(target: _Target) -> tuple[Any, ...] | None:
         return None
     if not isinstance(stored, tuple) or len(stored) != 7:
         return None
-    cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = stored
+    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings = stored
     count = len(target.plan.items)
     if (
         not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
-        or not isinstance(positions, list) or not all(isinstance(p, int) and 0 <= p < count for p in positions)
-        or not len(positions) == len(tokens) == len(h16s) == len(pairings)
+        or not isinstance(positions, list) or not isinstance(some_pairings, dict)
+        or not len(positions) == len(tokens) == len(h16s)
+        or not _indexes_below(positions, count) or not _indexes_below(list(some_pairings), len(positions))
     ):
         return None
-    return stored
+    pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
+    for index, pairing in some_pairings.items():
+        pairings[index] = pairing
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings
+
+
+def _indexes_below(values: list[Any], count: int) -> bool:
+    """Every value an ``int`` from 0 to ``count - 1``."""
+    return all(type(v) is int for v in values) and (not values or (min(values) >= 0 and max(values) < count))
 
 
 def _prune(directory: Path) -> None:
