@@ -219,26 +219,37 @@ class ChunkPlan:
         known = self._unchanged
         if known is not None and (known[0], known[1]) != (cut, orphan_ordinal):
             known = None
+        fresh_single = self._fresh_single
+        evictable_single = self._evictable_single
         for chunk, (first, end) in enumerate(zip(self.start, self.stop, strict=True)):
-            if end - first == 1:
-                outcome = (self._fresh_single if first >= cut else self._evictable_single)[first]
-            else:
-                before_cut = min(max(cut - first, 0), end - first)
-                outcome = self._groups.get((chunk, tuple(range(first, end)), before_cut))
+            if end - first == 1:  # (most chunks: one item, checked without building lists)
+                outcome = (fresh_single if first >= cut else evictable_single)[first]
+                if outcome is None:
+                    flags[chunk] = known[2][chunk] if known is not None else 0
+                elif outcome.cleaned is None and outcome.log is None and len(outcome.messages) == 1:
+                    item = items[first]
+                    message = outcome.messages[0]
+                    entries = outcome.entries
+                    flags[chunk] = (
+                        message is item.stored_message and len(entries) == 1 and entries[0].message is message
+                        and entries[0].item is item and outcome.keys[0] == item.key
+                    )
+                continue
+            before_cut = min(max(cut - first, 0), end - first)
+            outcome = self._groups.get((chunk, tuple(range(first, end)), before_cut))
             if outcome is None:
                 flags[chunk] = known[2][chunk] if known is not None else 0
                 continue
             if outcome.cleaned is not None or outcome.log is not None or len(outcome.messages) != end - first:
                 continue
             members = items[first:end]
-            if (
-                all(map(operator.is_, outcome.messages, (item.stored_message for item in members)))
+            flags[chunk] = (
+                all(map(operator.is_, outcome.messages, [item.stored_message for item in members]))
                 and outcome.keys == [item.key for item in members]
                 and len(outcome.entries) == end - first
-                and all(e.message is m for e, m in zip(outcome.entries, outcome.messages, strict=True))
-                and all(e.item is item for e, item in zip(outcome.entries, members, strict=True))
-            ):
-                flags[chunk] = 1
+                and all(map(operator.is_, [e.message for e in outcome.entries], outcome.messages))
+                and all(map(operator.is_, [e.item for e in outcome.entries], members))
+            )
         return bytes(flags)
 
     def _unchanged_outcome(self, members: list[int], cut: int) -> ChunkOutcome:
