@@ -248,7 +248,8 @@ def sweep(
         kept_items.append(run.kept.count(1))
         ran.append((budget, run))
     sent_from, sent_after = _sent_budgets(ran)
-    sweep_cache.save(assembler, params)  # for the next sweep of this database state (when none was read)
+    with gc_paused():
+        sweep_cache.save(assembler, params)  # for the next sweep of this database state (when none was read)
     notes = [
         f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
         f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step, clamp) give the final "
