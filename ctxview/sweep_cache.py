@@ -23,8 +23,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
-import os
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
 FORMAT = 1
 _NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
-KEEP_FILES = 16  # the newest sweep files kept (each ~6 MB at 100,000 items)
 _MAGIC = b"ctxview-sweep\n"
 
 # the modules whose rules the kept values follow: clean-up, repair, chunking, the engine's measures
@@ -138,8 +135,6 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
     False (nothing written) when there was no such run, the session is not one the render cache keeps,
     or the file cannot be written.
     """
-    import tempfile
-
     target = _target(assembler, params)
     if target is None or target.plan.kept_across:
         return False
@@ -164,19 +159,9 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
         ))
     except ValueError:
         return False
-    digest = hashlib.blake2b(payload, digest_size=32).digest()
     try:
-        target.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temporary = tempfile.mkstemp(dir=target.directory, prefix=".sweep-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_MAGIC + len(target.header).to_bytes(8, "big") + target.header + digest)
-                handle.write(payload)
-            os.replace(temporary, target.path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-        _prune(target.directory)
+        render_cache.write_entry(target.path, _MAGIC, target.header, payload)
+        render_cache.prune(target.directory, SUFFIX)
     except OSError:
         return False
     plan.kept_across = True
@@ -184,22 +169,9 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
 
 
 def _read(target: _Target) -> tuple[Any, ...] | None:
-    try:
-        if not stat.S_ISREG(os.stat(target.path).st_mode):
-            return None
-        data = target.path.read_bytes()
-    except OSError:
-        return None
-    start = len(_MAGIC) + 8
-    expected = target.header
-    if not data.startswith(_MAGIC) or int.from_bytes(data[len(_MAGIC) : start], "big") != len(expected):
-        return None
-    if data[start : start + len(expected)] != expected:
-        return None  # another database state, code, time zone or engine line
-    digest = data[start + len(expected) : start + len(expected) + 32]
-    payload = memoryview(data)[start + len(expected) + 32 :]
-    if hashlib.blake2b(payload, digest_size=32).digest() != digest:
-        return None
+    payload = render_cache.read_entry(target.path, _MAGIC, target.header)
+    if payload is None:
+        return None  # none, or of another database state, code, time zone or engine line, or damaged
     try:
         stored = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
@@ -224,17 +196,3 @@ def _read(target: _Target) -> tuple[Any, ...] | None:
 def _indexes_below(values: list[Any], count: int) -> bool:
     """Every value an ``int`` from 0 to ``count - 1``."""
     return all(type(v) is int for v in values) and (not values or (min(values) >= 0 and max(values) < count))
-
-
-def _prune(directory: Path) -> None:
-    """Keep the newest ``KEEP_FILES`` sweep files."""
-    files = []
-    for entry in os.scandir(directory):
-        if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
-            files.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
-    for _mtime, path in sorted(files, reverse=True)[KEEP_FILES:]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-
