@@ -107,7 +107,12 @@ class SessionAssembler:
         if cached is None:
             renders = self._renders(key[1])
             cached = resolve_session(self.session, timezone, key[1], renders)
-            if renders is not None and renders.fresh and not renders.cached:
+            if renders is not None and renders.fresh:
+                # every message is rendered and packed: its parts are read again if something needs them
+                from ctxview.store import defer_parts
+
+                defer_parts(self.session)
+            if renders is not None and renders.keep and renders.fresh and not renders.cached:
                 with _UNSAVED_LOCK:
                     _UNSAVED.append((self.session, key[1], renders))
                     del _UNSAVED[:-_UNSAVED_LIMIT]  # a process that never saves holds no more than this
@@ -117,8 +122,10 @@ class SessionAssembler:
     def _renders(self, sender_metadata: bool) -> Renders | None:
         """Message renders of an earlier run of this database state (render_cache), or where to collect them."""
         session = self.session
-        if session.cache_identity is None or len(session.messages) < render_cache.min_messages():
+        if len(session.messages) < render_cache.min_messages():
             return None
+        if session.cache_identity is None or not render_cache.enabled():
+            return Renders(keep=False)  # rendered packed all the same, and nothing held for a cache
         found = session.cached_renders
         if found is not None and found[0] == sender_metadata:
             session.cached_renders = None  # read by the store with the session: used once, then let go
