@@ -26,7 +26,7 @@ from ctxview.assembly.fallbacks import deferred_degrade_decision
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.incremental.termindex import term_index
 from ctxview.assembly.lookup import find_conversation
-from ctxview.assembly.resolve import Renders
+from ctxview.assembly.resolve import PACK_FROM_MESSAGES, Renders
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -106,12 +106,11 @@ class SessionAssembler:
         cached = self._resolved.get(key)
         if cached is None:
             renders = self._renders(key[1])
-            cached = resolve_session(self.session, timezone, key[1], renders)
-            if renders is not None and renders.fresh:
-                # every message is rendered and packed: its parts are read again if something needs them
-                from ctxview.store import defer_parts
+            if renders is not None:  # each message's parts, once rendered, are read again only if needed
+                from ctxview.store import parts_releaser
 
-                defer_parts(self.session)
+                renders.release = parts_releaser(self.session)
+            cached = resolve_session(self.session, timezone, key[1], renders)
             if renders is not None and renders.keep and renders.fresh and not renders.cached:
                 with _UNSAVED_LOCK:
                     _UNSAVED.append((self.session, key[1], renders))
@@ -125,7 +124,7 @@ class SessionAssembler:
         if len(session.messages) < render_cache.min_messages():
             return None
         if session.cache_identity is None or not render_cache.enabled():
-            return Renders(keep=False)  # rendered packed all the same, and nothing held for a cache
+            return Renders(keep=False, pack=len(session.messages) >= PACK_FROM_MESSAGES)  # (nothing kept)
         found = session.cached_renders
         if found is not None and found[0] == sender_metadata:
             session.cached_renders = None  # read by the store with the session: used once, then let go

@@ -936,16 +936,19 @@ def _shown_id(summary_id: str) -> str:
     return clean if len(clean) <= 32 else clean[:31] + "…"
 
 
-def defer_parts(session: Session) -> None:
-    """Let go of the parts a session was read with, once its messages are rendered (issue 19: the largest
-    table, held for nothing): as on a render-cache open, they are read again, from the same database
-    state, if something needs them after all.  Nothing changes for a session of no known database state
-    (``cache_identity``: a live WAL database), whose parts could not be read again safely."""
+def parts_releaser(session: Session) -> Callable[[MessageRow], None] | None:
+    """What lets go of a message's parts once its render is made (issue 19: the largest table, held for
+    nothing): as on a render-cache open, they are then read again, from the same database state, if
+    something needs them after all.  None for a session of no known database state (``cache_identity``:
+    a live WAL database), whose parts could not be read again safely."""
     identity = session.cache_identity
     if identity is None:
-        return
+        return None
     source = PartsSource(partial(_reread_parts, Path(session.source), session.conversation.conversation_id, identity))
     stored = session.stored_message_ids
-    for row in session.messages.values():
+
+    def release(row: MessageRow) -> None:
         if type(row.parts) is tuple:
             row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
+
+    return release

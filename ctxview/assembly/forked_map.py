@@ -22,7 +22,7 @@ T = TypeVar("T")
 FORK_FROM_ITEMS = 4000
 # the child's part of the list: this process also reads the child's results back (and forks it)
 CHILD_SHARE = 0.55
-_READ_CHUNK = 1 << 20
+_BATCH = 4096  # results per marshal blob the child sends
 
 
 def fork_helps(count: int) -> bool:
@@ -50,13 +50,19 @@ def forked_map(
     *,
     fork: bool | None = None,
     child_share: float = CHILD_SHARE,
+    handed_off: Callable[[Sequence[T]], None] | None = None,
+    send: Callable[[Any], Any] | None = None,
 ) -> list[Any]:
     """``[function(item) for item in items]``, the first ``child_share`` of the items in a forked process.
 
     ``fork``: None decides with ``fork_helps``; False never forks; True forks whenever the platform can.
     ``function`` must not depend on which process runs it (the child's side effects are lost) and
     should be deterministic: an item the child could not do is done again here, and an exception it
-    raises here propagates (the child is then ended).
+    raises here propagates (the child is then ended).  ``handed_off`` is called here with the child's
+    items as soon as the child has its own copy of them (to let go of what only their work needs: if
+    the child fails, ``function`` is called on them here all the same).  ``send``: what the child sends of
+    each result (the result itself by default); it must give a value ``function`` could have given,
+    since the child's items come back as ``send(function(item))``.
     """
     if fork is None:
         fork = fork_helps(len(items))
@@ -71,10 +77,12 @@ def forked_map(
         os.close(write_end)
         return [function(item) for item in items]
     if pid == 0:  # the child: never returns
-        _child(function, items[:split], read_end, write_end)
+        _child(function if send is None else _then(function, send), items[:split], read_end, write_end)
     os.close(write_end)
     finished = False
     try:
+        if handed_off is not None:
+            handed_off(items[:split])
         own = [function(item) for item in items[split:]]
         theirs = _collect(read_end, pid, split)
         finished = True
@@ -90,8 +98,13 @@ def forked_map(
     return results + own
 
 
+def _then(function: Callable[[T], Any], send: Callable[[Any], Any]) -> Callable[[T], Any]:
+    return lambda item: send(function(item))
+
+
 def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
-    """Compute, send, and leave at once: no exit handler, no flush of buffers this process inherited."""
+    """Compute everything, then send it, and leave at once: no exit handler, no flush of buffers this
+    process inherited.  (Sending as it goes would stall on the full pipe while the parent does its part.)"""
     status = 1
     try:
         os.close(read_end)
@@ -103,17 +116,18 @@ def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, writ
             except Exception:  # (done again by the parent, which then sees the exception itself)
                 results.append(None)
                 missing.append(index)
-        try:
-            blob = marshal.dumps((results, missing))
-        except ValueError:  # a result marshal cannot hold: send the others
-            for index, result in enumerate(results):
-                if not _marshallable(result):
-                    results[index] = None
-                    missing.append(index)
-            blob = marshal.dumps((results, sorted(missing)))
-        view = memoryview(blob)
-        while view:
-            view = view[os.write(write_end, view) :]
+        for start in range(0, len(results), _BATCH):
+            batch = results[start : start + _BATCH]
+            try:
+                blob = marshal.dumps(batch)
+            except ValueError:  # a result marshal cannot hold: send the others
+                for index, result in enumerate(batch):
+                    if not _marshallable(result):
+                        batch[index] = None
+                        missing.append(start + index)
+                blob = marshal.dumps(batch)
+            _send(write_end, blob)
+        _send(write_end, marshal.dumps(sorted(missing)))
         status = 0
     except BaseException:  # (whatever happens, the child must not return into the caller)
         pass
@@ -121,22 +135,49 @@ def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, writ
         os._exit(status)
 
 
+def _send(fd: int, blob: bytes) -> None:
+    view = memoryview(len(blob).to_bytes(8, "big") + blob)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(reader: Any) -> Any:
+    """The next blob's value; raises EOFError when the child sent no more."""
+    size = int.from_bytes(_read_exactly(reader, 8), "big")
+    return marshal.loads(_read_exactly(reader, size))
+
+
+def _read_exactly(reader: Any, size: int) -> bytearray:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    done = 0
+    while done < size:
+        count = reader.readinto(view[done:])
+        if not count:
+            raise EOFError("the forked process sent less than it announced")
+        done += count
+    return buffer
+
+
 def _collect(read_end: int, pid: int, count: int) -> tuple[list[Any], list[int]] | None:
-    """(the child's ``count`` results, the indexes of those it could not do), or None when it failed."""
-    chunks: list[bytes] = []
-    while True:
-        chunk = os.read(read_end, _READ_CHUNK)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    if status != 0:
-        return None
+    """(the child's ``count`` results, the indexes of those it could not do), or None when it failed.
+
+    The results come in batches of ``_BATCH``, each loaded as soon as it is read: the bytes of the
+    whole lot are never held at once."""
+    results: list[Any] = []
+    missing: Any = None
     try:
-        results, missing = marshal.loads(b"".join(chunks))
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(results, list) or len(results) != count or not isinstance(missing, list):
+        with os.fdopen(os.dup(read_end), "rb", buffering=0) as reader:
+            while len(results) < count:
+                batch = _receive(reader)
+                if not isinstance(batch, list) or not batch:
+                    break
+                results.extend(batch)
+            missing = _receive(reader)
+    except (EOFError, ValueError, TypeError, OSError):
+        missing = None
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or len(results) != count or not isinstance(missing, list):
         return None
     if any(type(index) is not int or not 0 <= index < count for index in missing):
         return None

@@ -15,7 +15,7 @@ import marshal
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -277,18 +277,27 @@ class Renders:
     """Message renders from an earlier run of the same database state, and those made in this one.
 
     ``cached`` maps a message id to its ``pack_render`` tuple (None: the message is skipped);
-    ``fresh`` collects, in the same shape, what this resolution rendered itself (a ``RenderedMessage``
-    where ``marshal`` cannot hold the message), for the caller to keep when ``keep`` says so.
-    A resolution given a ``Renders`` renders every message it lacks at once, packed (on two cores where
-    one is idle): the dicts of 100,000 messages would hold far more memory than their ``marshal`` bytes.
+    ``fresh`` collects what this resolution rendered itself: the same tuples, or a ``RenderedMessage``
+    (not ``pack``, or a message ``marshal`` cannot hold), for the caller to keep when ``keep`` says so.
+    A resolution given a ``Renders`` renders every message it lacks at once (on two cores where one is
+    idle: the forked process sends its renders packed).
     """
 
     cached: Mapping[int, Any] = field(default_factory=dict)
     fresh: dict[int, Any] = field(default_factory=dict)
     keep: bool = True
+    # the renders made here packed too (held as ``marshal`` bytes, as ``cached`` holds them), not as dicts:
+    # what the cache keeps must be packed anyway, and 100,000 messages' dicts hold far more memory
+    pack: bool = True
+    # called on each message once its render is made (or handed to the forked process), to let go of what
+    # only the render reads (its parts: ``store.parts_releaser``)
+    release: Callable[[MessageRow], None] | None = None
 
 
 _NOT_MADE: Any = object()
+# from this many messages, renders no cache will keep are packed all the same: below it, their dicts hold
+# less than ~25 MB more, and packing them (then unpacking those a run sends) costs more than that saves
+PACK_FROM_MESSAGES = 25_000
 
 
 def pack_render(render: RenderedMessage | None) -> Any:
@@ -305,20 +314,40 @@ def pack_render(render: RenderedMessage | None) -> Any:
             render.degraded, message_result_id(message), message_call_ids(message), message.get("role"))
 
 
-def _render_packed(row: MessageRow, sender_metadata: bool) -> Any:
+def _render_made(
+    row: MessageRow, sender_metadata: bool, release: Callable[[MessageRow], None] | None, pack: bool
+) -> Any:
     render = render_message(row, sender_metadata)
+    if release is not None:
+        release(row)
+    return _packed(render) if pack else render
+
+
+def _packed(render: RenderedMessage | None) -> Any:
     try:
         return pack_render(render)
     except ValueError:
         return render  # (kept as it is: its message stays a dict)
 
 
+def _sendable(made: Any) -> Any:
+    """What the forked process sends of a render: packed (``ValueError`` where marshal cannot hold it: the
+    message is then rendered again here)."""
+    return made if made is None or type(made) is tuple else pack_render(made)
+
+
+def _release_all(release: Callable[[MessageRow], None], rows: Sequence[MessageRow]) -> None:
+    for row in rows:
+        release(row)
+
+
 def render_missing(session: Session, sender_metadata: bool, renders: Renders) -> None:
-    """Render every context message ``renders`` lacks into ``renders.fresh``, packed.
+    """Render every context message ``renders`` lacks into ``renders.fresh`` (packed, as ``renders.pack`` says).
 
     The messages are rendered in this process and, where a core is idle and the session is large, a forked
-    one (``forked_map``); the parts of a message whose parts are not in memory (``DeferredParts``) are read
-    here first, so that only this process ever reads the database.
+    one (``forked_map``), unless a message's parts are not in memory (``DeferredParts``: only this process
+    ever reads the database).  ``renders.release`` is told of each message as soon as its render is made
+    here, or the forked process has its own copy of it.
     """
     rows: list[MessageRow] = []
     seen: set[int] = set()
@@ -334,8 +363,14 @@ def render_missing(session: Session, sender_metadata: bool, renders: Renders) ->
     if not rows:
         return
     in_memory = all(type(row.parts) is tuple for row in rows)
-    made = forked_map(partial(_render_packed, sender_metadata=sender_metadata), rows,
-                      fork=None if in_memory else False)
+    release = renders.release
+    made = forked_map(
+        partial(_render_made, sender_metadata=sender_metadata, release=release, pack=renders.pack),
+        rows,
+        fork=None if in_memory else False,
+        handed_off=partial(_release_all, release) if release is not None else None,
+        send=_sendable,
+    )
     renders.fresh.update(zip((row.message_id for row in rows), made, strict=True))
 
 

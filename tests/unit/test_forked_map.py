@@ -142,3 +142,22 @@ def test_an_empty_list_or_an_empty_child_share_forks_nothing(monkeypatch: pytest
     monkeypatch.setattr(forked.os, "fork", no_fork)
     assert forked_map(_square, [], fork=True) == []
     assert forked_map(_square, [2], fork=True, child_share=0.2) == [(4, PARENT)]
+
+
+def _labelled(value: int) -> Any:
+    return ("here", value) if os.getpid() == PARENT else ("child", value)
+
+
+def _as_list(result: Any) -> Any:
+    if result[1] == 1:
+        raise ValueError("cannot send one")
+    return [result[0], result[1]]
+
+
+def test_the_child_sends_what_send_makes_of_its_results_and_hands_off_its_items() -> None:
+    handed: list[list[int]] = []
+    results = forked_map(_labelled, list(range(6)), fork=True, child_share=0.5,
+                         handed_off=lambda items: handed.append(list(items)), send=_as_list)
+    # the child's results as send made them (one it could not send: done here), this process's as they are
+    assert results == [["child", 0], ("here", 1), ["child", 2], ("here", 3), ("here", 4), ("here", 5)]
+    assert handed == [[0, 1, 2]]

@@ -47,10 +47,11 @@ def always_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked_map, "fork_helps", lambda _count: True)
 
 
-@pytest.mark.parametrize("fork", [False, True], ids=["one-process", "forked"])
+@pytest.mark.parametrize(("fork", "pack"), [(False, True), (True, True), (True, False)],
+                         ids=["one-process", "forked", "forked-own-renders-unpacked"])
 @pytest.mark.parametrize("sender_metadata", [True, False], ids=["0.15-rule", "1.0-rule"])
 def test_every_parity_case_resolves_packed_exactly_as_rendered_one_by_one(
-    monkeypatch: pytest.MonkeyPatch, sender_metadata: bool, fork: bool
+    monkeypatch: pytest.MonkeyPatch, sender_metadata: bool, fork: bool, pack: bool
 ) -> None:
     monkeypatch.setattr(forked_map, "fork_helps", lambda _count: fork)
     corpus = shared_corpus()
@@ -62,7 +63,7 @@ def test_every_parity_case_resolves_packed_exactly_as_rendered_one_by_one(
             plain = [_facts(item) for item in resolve_session(session, "UTC", sender_metadata)]
         except JSError:  # the engine's own resolution throws here (a summary date it cannot read)
             continue
-        renders = Renders(keep=False)
+        renders = Renders(keep=False, pack=pack)
         resolved = resolve_session(session, "UTC", sender_metadata, renders)
         packed_items += sum(isinstance(item.stored_message, bytes) for item in resolved)  # (before reading them)
         assert [_facts(item) for item in resolved] == plain, case.name
