@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,30 @@ def save_pending_renders() -> None:
                           renders.fresh, session.source, render_cache.rows_of(session))
 
 
+class _MessageOrdinals(Mapping[int, int]):
+    """Message id → its context ordinal, built on the first lookup: only a recall cue's row reads it
+    (a dict of every message is ~5 MB at 100,000 items)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._built: dict[int, int] | None = None
+
+    def _ordinals(self) -> dict[int, int]:
+        if self._built is None:
+            items = self._session.items
+            self._built = {row.message_id: row.ordinal for row in items if row.message_id is not None}
+        return self._built
+
+    def __getitem__(self, message_id: int) -> int:
+        return self._ordinals()[message_id]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ordinals())
+
+    def __len__(self) -> int:
+        return len(self._ordinals())
+
+
 class SessionAssembler:
     """Assembles one loaded session repeatedly with changing parameters."""
 
@@ -71,7 +95,7 @@ class SessionAssembler:
         # per-message engine values (serialized tokens, hashes, pairing ids), shared by every run of a line
         self._engine_memos: dict[str, SerializedCache] = {}
         self._recall: _RecallSearcher | None = None  # the engine's message search, opened on first use
-        self._recall_ordinals: dict[int, int] = {}
+        self._recall_ordinals: Mapping[int, int] = {}
         # §10.5 emergency compaction replays, and the compacted sessions they leave, per budget and tail
         self._drains: dict[tuple[Any, ...], DrainPrediction | None] = {}
         self._drained: dict[tuple[Any, ...], SessionAssembler] = {}
@@ -225,9 +249,7 @@ class SessionAssembler:
         session = self.session
         if self._recall is None:
             self._recall = _RecallSearcher(session.source, session.conversation.conversation_id)
-            self._recall_ordinals = {
-                row.message_id: row.ordinal for row in session.items if row.message_id is not None
-            }
+            self._recall_ordinals = _MessageOrdinals(session)
         return EngineState(
             conversation_id=session.conversation.conversation_id,
             stub_large_tool_payloads=params.stub_large_tool_payloads,

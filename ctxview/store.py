@@ -135,6 +135,7 @@ class LcmStore:
         self._tables: set[str] = set()
         self._columns: dict[str, set[str]] = {}
         self._conversations: tuple[int, list[tuple[Any, ...]]] | None = None
+        self._head_bound: int | None = None  # load_head: only context items up to this ordinal
         try:
             self._validate()
         except BaseException:
@@ -444,10 +445,30 @@ class LcmStore:
         session.warnings[:0] = self.warnings
         return session
 
+    def load_head(self, conversation_id: int | None, limit: int) -> Session:
+        """The first ``limit`` context items of a conversation, with what they reference, as a session of
+        their own (its ``conversation`` keeps the whole conversation's counts).
+
+        What a viewer can draw while the whole session is still being read; never from the render cache.
+        """
+        cid = self._pick_conversation(conversation_id)
+        first = self._query(
+            "SELECT ordinal FROM context_items WHERE conversation_id = ? ORDER BY ordinal LIMIT ?", (cid, max(0, limit))
+        )
+        whole = [ordinal for ordinal in (_int(row[0]) for row in first) if ordinal is not None]
+        self._head_bound = max(whole) if whole else -(2**63)
+        try:
+            with gc_paused():
+                return self._load(cid)
+        finally:
+            self._head_bound = None
+
     def _load(self, cid: int, progress: LoadProgress | None = None, identity: Identity | None = None) -> Session:
         warnings: list[str] = []
         snapshot = self._cached_rows(cid, identity, warnings)
         sums = snapshot[4] if snapshot is not None else None  # two sums over every context row, as read then
+        if self._head_bound is not None:
+            sums = (0, 0)  # (a head is drawn, never assembled: no pass over every row for the token sums)
         info = self._conversation_info(cid, sums[0] if sums is not None else None)
         report = _Progress(progress, info.context_item_count)
         if snapshot is not None:
@@ -499,7 +520,7 @@ class LcmStore:
     def _read_items(self, cid: int, warnings: list[str]) -> list[ContextItemRow]:
         rows = self._query(
             "SELECT ordinal, item_type, message_id, summary_id FROM context_items"
-            " WHERE conversation_id = ? ORDER BY ordinal",
+            f" WHERE conversation_id = ?{self._bound} ORDER BY ordinal",
             (cid,),
         )
         items: list[ContextItemRow] = []
@@ -526,7 +547,18 @@ class LcmStore:
             )
         return items
 
-    _CONTEXT_MESSAGES = "SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL"
+    @property
+    def _bound(self) -> str:
+        """The head's ordinal bound as SQL (empty: the whole conversation); an int, never user text."""
+        return "" if self._head_bound is None else f" AND ordinal <= {int(self._head_bound)}"
+
+    @property
+    def _context_messages(self) -> str:
+        return f"SELECT message_id FROM context_items WHERE conversation_id = ? AND message_id IS NOT NULL{self._bound}"
+
+    @property
+    def _context_summaries(self) -> str:
+        return f"SELECT summary_id FROM context_items WHERE conversation_id = ? AND summary_id IS NOT NULL{self._bound}"
 
     def _read_parts(self, cid: int, report: _Progress | None = None) -> dict[Any, tuple[PartRow, ...]]:
         """The parts of the conversation's context messages, by the message id as stored."""
@@ -535,7 +567,7 @@ class LcmStore:
             f"SELECT p.message_id, p.part_id, p.part_type, p.ordinal, {self._col(t, 'text_content', 'p')},"
             f" {self._col(t, 'tool_call_id', 'p')}, {self._col(t, 'tool_name', 'p')},"
             f" {self._col(t, 'tool_input', 'p')}, {self._col(t, 'tool_output', 'p')}, {self._col(t, 'metadata', 'p')}"
-            f" FROM message_parts p WHERE p.message_id IN ({self._CONTEXT_MESSAGES})"
+            f" FROM message_parts p WHERE p.message_id IN ({self._context_messages})"
             " ORDER BY p.message_id, p.ordinal",
             (cid,),
         )
@@ -571,7 +603,7 @@ class LcmStore:
             f"SELECT m.message_id, m.seq, m.role, m.content, {self._col(t, 'token_count', 'm')},"
             f" {self._col(t, 'created_at', 'm')}, {self._col(t, 'large_content', 'm')},"
             f" {self._col(t, 'openclaw_sender_metadata', 'm')}"
-            f" FROM messages m WHERE m.message_id IN ({self._CONTEXT_MESSAGES})",
+            f" FROM messages m WHERE m.message_id IN ({self._context_messages})",
             (cid,),
         )
         messages: dict[int, MessageRow] = {}
@@ -662,7 +694,7 @@ class LcmStore:
 
     def _load_summaries(self, cid: int, warnings: list[str]) -> dict[str, SummaryRow]:
         t = "summaries"
-        in_context = "SELECT summary_id FROM context_items WHERE conversation_id = ? AND summary_id IS NOT NULL"
+        in_context = self._context_summaries
         rows = self._query(
             f"SELECT s.summary_id, s.kind, s.depth, s.content, {self._col(t, 'token_count', 's')},"
             f" {self._col(t, 'earliest_at', 's')}, {self._col(t, 'latest_at', 's')},"
@@ -748,7 +780,7 @@ class LcmStore:
             f"SELECT f.file_id, {self._col(t, 'file_name', 'f')}, {self._col(t, 'mime_type', 'f')},"
             f" {self._col(t, 'byte_size', 'f')}, {self._col(t, 'exploration_summary', 'f')}"
             " FROM large_files f WHERE f.file_id IN ("
-            f" SELECT m.large_content FROM messages m WHERE m.message_id IN ({self._CONTEXT_MESSAGES})"
+            f" SELECT m.large_content FROM messages m WHERE m.message_id IN ({self._context_messages})"
             " AND m.large_content LIKE 'file!_%' ESCAPE '!')",
             (cid,),
         )

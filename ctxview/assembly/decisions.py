@@ -24,7 +24,7 @@ from operator import attrgetter
 from typing import Any
 
 from ctxview.assembly.fresh_tail import FreshTail
-from ctxview.assembly.incremental.static import PlanIndex, SessionStatic, item_label
+from ctxview.assembly.incremental.static import PlanIndex, SessionStatic, item_label, tool_ids_of
 from ctxview.assembly.live import stored_role
 from ctxview.assembly.postprocess import Cleaned
 from ctxview.assembly.ranking import Ranking
@@ -535,8 +535,6 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
     prep = run_lookups(run)
     output_index = prep.output_index
     synthetic = run.repair.synthetic
-    labels = static.labels
-    tool_ids = static.tool_ids
     pairs = static.pairs
     judge = _ItemJudge(run, prep).judge
     focus = static.overlay.focus_item
@@ -550,7 +548,7 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
             append(
                 item_decision(
                     item,
-                    label=labels.get(id(canonical)) or item_label(item),
+                    label=item_label(canonical),
                     segment=segment,
                     selected=selected,
                     outcome=outcome,
@@ -559,7 +557,7 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
                     matched_terms=matched,
                     label_extra=label_extra,
                     pair_with=pairs.get(id(canonical), ()),
-                    tool_call_ids=tool_ids.get(id(canonical), ()),
+                    tool_call_ids=tool_ids_of(canonical),
                     output_index=output_index.get(key),
                     synthetic_result_for=tuple(synthetic[key]) if key in synthetic else (),
                 )
@@ -612,7 +610,6 @@ def run_rows(run: RunRecord, start: int, stop: int) -> list[list[Any] | None]:
     prep = run_lookups(run)
     output_index = prep.output_index
     static = run.static
-    tool_ids = static.tool_ids
     pairs = static.pairs
     judge = _ItemJudge(run, prep).judge
     rows: list[list[Any] | None] = []
@@ -643,7 +640,7 @@ def run_rows(run: RunRecord, start: int, stop: int) -> list[list[Any] | None]:
                 reason,
                 matched,
                 pairs.get(id(obj), ()),
-                tool_ids.get(id(obj), ()),
+                tool_ids_of(obj),
                 output_index.get(key),
                 None,
                 None,

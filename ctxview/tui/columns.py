@@ -18,6 +18,7 @@ from typing import Literal
 from rich.cells import set_cell_size
 
 from ctxview.model import Decision
+from ctxview.preview import PreviewRow
 from ctxview.tui.scoring_view import LABEL_WIDTH, label_marker
 from ctxview.tui.state import MinBudgets
 from ctxview.tui.view import OutcomeDiff, SortMode, clean_inline, format_score, item_id, outcome_text
@@ -49,6 +50,10 @@ class Column:
     tone: CellTone = "body"
     when: Callable[[TableView], bool] | None = None  # shown only when this holds (None: always)
     shrinks: bool = False  # gives up cells when the table is too narrow for the last column
+    preview: Callable[[PreviewRow], str] | None = None  # the cell of a row read before the first trace
+
+    def preview_cell(self, row: PreviewRow) -> str:
+        return self.preview(row) if self.preview is not None else ""
 
     def header_text(self, sort: SortMode | None) -> str:
         """The header, marked when the rows are sorted by this column (``sort`` None: no rows yet)."""
@@ -75,14 +80,16 @@ def _reason(d: Decision, view: TableView) -> str:
 
 ITEM_COLUMNS: tuple[Column, ...] = (
     Column("", 2, "<", _change, tone="outcome"),  # ▲ now kept, ▼ no longer kept, • other change
-    Column("item", 6, ">", lambda d, _: item_id(d), sort=("ordinal", "▲")),
-    Column("kind", 12, "<", lambda d, _: clean_inline(d.label, 40), shrinks=True),
-    Column("tokens", 7, ">", lambda d, _: f"{d.tokens:,}", sort=("tokens", "▼")),
+    Column("item", 6, ">", lambda d, _: item_id(d), sort=("ordinal", "▲"), preview=lambda row: row.item_id),
+    Column("kind", 12, "<", lambda d, _: clean_inline(d.label, 40), shrinks=True,
+           preview=lambda row: clean_inline(row.kind, 40)),
+    Column("tokens", 7, ">", lambda d, _: f"{d.tokens:,}", sort=("tokens", "▼"), preview=lambda row: f"{row.tokens:,}"),
     Column("score", 7, ">", lambda d, _: format_score(d.score), sort=("score", "▼")),
     # the scorer's label (exact / kw / the ROI band), when a labelling scorer ran
     Column("label", LABEL_WIDTH, "<", lambda d, _: label_marker(d.label_extra), tone="label",
            when=lambda view: view.labels),
-    Column("outcome", 21, "<", lambda d, _: outcome_text(d.outcome), tone="strong", shrinks=True),
+    Column("outcome", 21, "<", lambda d, _: outcome_text(d.outcome), tone="strong", shrinks=True,
+           preview=lambda _: "…"),
     # the budget from which the item is sent (the sweep's "sent from"), once a budget sweep (w) covers the trace
     Column("sent from", 15, ">", _min_budget, when=lambda view: view.min_budgets is not None),
     Column("reason", 0, "<", _reason),

@@ -32,8 +32,6 @@ class SessionStatic:
     pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
     unresolved_rows: list[ContextItemRow]
     plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
-    labels: dict[int, str]  # id(item) → table label (role / leaf / condensed dN)
-    tool_ids: dict[int, tuple[str, ...]]  # id(item) → call ids it issues or the result id it answers
     context_ordinals: list[int]
     # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
     # same session mostly has the very same list (same items, same order), and can share them
@@ -101,21 +99,22 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
             else:
                 plan.append(("item", item))
     unresolved_rows: list[ContextItemRow] = [obj for tag, obj in plan if tag == "unresolved"]
-    labels = {id(item): item_label(item) for item in resolved}
-    tool_ids = {id(item): item.call_ids or (item.result_id,) for item in tooled}
     static = SessionStatic(
         overlay=overlay,
         all_results=all_results,
         pairs=pairs,
         unresolved_rows=unresolved_rows,
         plan=plan,
-        labels=labels,
-        tool_ids=tool_ids,
         context_ordinals=[row.ordinal for row in session.items],
     )
     if cache is not None:
         cache[key] = static
     return static
+
+
+def tool_ids_of(item: ResolvedItem) -> tuple[str, ...]:
+    """The call ids an item issues, or the result id it answers (a decision's ``tool_call_ids``)."""
+    return item.call_ids or ((item.result_id,) if item.result_id else ())
 
 
 def item_label(item: ResolvedItem) -> str:

@@ -12,6 +12,7 @@ and the scores of the latest prompt, are kept in the list's cache.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -30,7 +31,7 @@ class TermIndex:
     """Postings (item position → tf) per term and the term count of every item of one resolved list."""
 
     def __init__(self, items: Sequence[ResolvedItem]) -> None:
-        self.position = {id(item): pos for pos, item in enumerate(items)}
+        self._items = items
         self.item_tokens = [item.tokens for item in items]  # (greedy orders copy runs of it as slices)
         self.totals: list[int] = []
         # term → (positions, term frequencies): two compact int arrays (a 100,000-item session has
@@ -53,6 +54,12 @@ class TermIndex:
                     bucket[0].append(pos)
                     bucket[1].append(tf)
         self.postings = postings
+
+    @functools.cached_property
+    def position(self) -> dict[int, int]:
+        """id(item) → position: built only for a focus brief or an evictable list that is not the prefix
+        (a dict of every item is ~10 MB at 100,000 items, and the usual run never reads it)."""
+        return {id(item): pos for pos, item in enumerate(self._items)}
 
     def positive_scores(self, terms: Sequence[str]) -> dict[int, float]:
         """Item position → score, for the items that contain at least one of ``terms`` (distinct, in order)."""

@@ -78,6 +78,8 @@ if TYPE_CHECKING:
     from ctxview.host_check import HostCheck
     from ctxview.openclaw.host import HostContext
     from ctxview.pipeline import SessionAssembler
+    from ctxview.preview import SessionPreview
+    from ctxview.store import LcmStore
     from ctxview.sweep import SweepResult
     from ctxview.tui.host_view import HostSource
     from ctxview.tui.screens.export import ExportScreen
@@ -158,6 +160,7 @@ class InspectorScreen(Screen[None]):
         self._export_dialog: ExportScreen | None = None  # the last one: the next starts with its format
         self._collector = CollectorHold()  # no garbage collection between an edit and its result on screen
         self._pending_highlight: tuple[Decision | None] | None = None  # the table's item, for the panes' turn
+        self.prepared = False  # the term index of the first trace is built (edits from here on are warm)
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -242,6 +245,8 @@ class InspectorScreen(Screen[None]):
             if self.watch:
                 self._watch_baseline()  # before reading: a commit during the read triggers one more reload
             with LcmStore(self.db_path) as store:
+                if self.session is None:
+                    self._preview_first_rows(store)
                 session = store.load_session(self.conversation_id, progress=self._load_progress)
             assembler = SessionAssembler(session)
             if self.host_source is not None and self.host is None and not self.host_why:
@@ -254,6 +259,39 @@ class InspectorScreen(Screen[None]):
             self.app.call_from_thread(self._load_failed, f"could not read {self.db_path}: {exc}")
             return
         self.app.call_from_thread(self._session_loaded, session, assembler)
+
+    PREVIEW_FROM: ClassVar[int] = 5000  # context items; a smaller session's trace comes before a preview would help
+    PREVIEW_WAIT: ClassVar[float] = 0.25  # the longest the whole read waits for the first rows' paint
+
+    def _preview_first_rows(self, store: LcmStore) -> None:
+        """Worker thread: draw the session's first rows before the whole session is read and assembled.
+
+        The read waits (briefly) for their paint: the unpacking that follows holds the interpreter for
+        long stretches, and the rows would appear only after it.
+        """
+        from ctxview.preview import read_preview
+
+        try:
+            preview = read_preview(store, self.conversation_id, self.params)
+        except Exception:  # (the whole read reports what is wrong with the session)
+            return
+        if preview.item_count < self.PREVIEW_FROM:
+            return
+        painted = threading.Event()
+        try:
+            self.app.call_from_thread(self._show_preview, preview, painted)
+        except RuntimeError:  # the app is closing
+            return
+        painted.wait(self.PREVIEW_WAIT)
+
+    def _show_preview(self, preview: SessionPreview, painted: threading.Event) -> None:
+        if self.trace is None:
+            self.query_one(ItemsTable).show_preview(preview)
+            self.query_one(BudgetBar).waiting = (
+                f"budget {self.params.token_budget:,} tok · {count_text(preview.item_count, 'context item')}"
+                " · reading and assembling…"
+            )
+        self.call_after_refresh(painted.set)
 
     def _load_progress(self, read: int, total: int) -> None:
         """Worker thread: items read of the total, on the progress bar while the session opens."""
@@ -515,14 +553,17 @@ class InspectorScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
     def _prepare(self, assembler: SessionAssembler, params: Params, first: Trace | None = None) -> None:
         """Index the session's terms while the user reads the first trace (one thread uses the assembler)."""
-        with self._run_lock:
-            assembler.prepare(params)
-            if first is not None:
-                prime_diff(first)  # what the first edit's diff reads of the first trace (and shares with the next)
-        freeze_long_lived()  # the first run and the term index live as long as the session
-        from ctxview.pipeline import save_pending_renders
+        try:
+            with self._run_lock:
+                assembler.prepare(params)
+                if first is not None:
+                    prime_diff(first)  # what the first edit's diff reads of the first trace (and shares with the next)
+            freeze_long_lived()  # the first run and the term index live as long as the session
+            from ctxview.pipeline import save_pending_renders
 
-        save_pending_renders()  # the messages rendered for the first trace, for the next open of this database
+            save_pending_renders()  # the messages rendered for the first trace, for the next open of this database
+        finally:
+            self.prepared = True
 
     def _sweeper(self, assembler: SessionAssembler) -> Sweeper:
         """What the sweep view runs in its thread: a sweep with this screen's assembler, under its run lock.
@@ -556,8 +597,6 @@ class InspectorScreen(Screen[None]):
 
     def _apply(self, result: Assembly, generation: int) -> None:
         first = self.assembly is None
-        if first and self.assembler is not None:
-            self._prepare(self.assembler, result.trace.params, result.trace)
         result.edit = self._last_edit
         result.first = first
         self.query_one(ItemsTable).set_stale(False)
@@ -593,6 +632,10 @@ class InspectorScreen(Screen[None]):
             self._highlight(pending[0])
         self.roi = roi_table(result.trace)
         self.sub_title = self._title_with(result.trace)
+        if result.first and self.assembler is not None:
+            # the term index is built once the first screen is painted, not while it is: the build holds the
+            # interpreter for long stretches
+            self.call_after_refresh(self._prepare, self.assembler, result.trace.params, result.trace)
         if self._applied == self._generation:  # collect once the user pauses (or after many edits in a row)
             generation = self._generation
             if self._collector.held_edits >= self.COLLECT_EVERY:

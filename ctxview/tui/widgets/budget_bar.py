@@ -73,6 +73,7 @@ class BudgetBar(Widget):
     """
 
     assembly: reactive[Assembly | None] = reactive(None, init=False, layout=False)
+    waiting: reactive[str] = reactive("", init=False, layout=False)  # the budget and session, before the first run
 
     @property
     def trace(self) -> Trace | None:
@@ -85,7 +86,11 @@ class BudgetBar(Widget):
         width = max(10, self.content_size.width)
         trace = self.trace
         if trace is None:
-            return Text("budget: waiting for the first assembly…", style=self._style("label"))
+            if not self.waiting:
+                return Text("budget: waiting for the first assembly…", style=self._style("label"))
+            legend = Text(self.waiting, style=self._style("label"))
+            legend.truncate(width, overflow="ellipsis")
+            return Text("\n").join([Text("░" * width, style=self._style("free")), legend])
         s = trace.summary
         parts = budget_parts(trace, self.assembly.sent if self.assembly is not None else None)
         total = max(s.token_budget, sum(n for _, n in parts), 1)

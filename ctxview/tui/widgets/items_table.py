@@ -22,6 +22,7 @@ from textual.reactive import var
 from textual.strip import Strip
 
 from ctxview.model import Decision, Trace
+from ctxview.preview import SessionPreview
 from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
 from ctxview.tui.scoring_view import has_labels, label_tone
 from ctxview.tui.state import Assembly, MinBudgets
@@ -142,6 +143,7 @@ class ItemsTable(VirtualList):
         self.reverse = False  # the sort the other way round
         self._columns: tuple[tuple[Column, ...], list[int], int] = ((), [], -1)  # columns, widths, for a width
         self._drawn: Trace | None = None  # the trace of the last paint
+        self.preview: SessionPreview | None = None  # the first rows, drawn until the first trace arrives
 
     STALE_OPACITY: ClassVar[float] = 0.55
 
@@ -189,7 +191,16 @@ class ItemsTable(VirtualList):
         if assembly is None:
             return
         self.loading = False
+        self.preview = None
         self.show(assembly.trace, assembly.diff, assembly.layout)
+
+    def show_preview(self, preview: SessionPreview) -> None:
+        """Draw the session's first rows (kind and tokens, no outcome yet) until the first trace arrives."""
+        if self.trace is not None:
+            return
+        self.preview = preview
+        self.set_line_count(len(preview.rows))
+        self.border_title = f"items · {preview.item_count:,} · reading…"
 
     def _show_title(self) -> None:
         full = self._full_layout.row_count if self._full_layout is not None else 0
@@ -314,6 +325,15 @@ class ItemsTable(VirtualList):
 
     # --- rendering -------------------------------------------------------------------------
 
+    def _preview_row(self, line: int, width: int) -> list[Segment]:
+        assert self.preview is not None
+        row = self.preview.rows[line]
+        style = self.base_style + self.part_style("muted")
+        columns, widths = self.columns(width)
+        shown = zip(columns, widths, strict=True)
+        cells = (fit(column.preview_cell(row), w, column.align) for column, w in shown if w > 0)
+        return [Segment(" ".join(cells), style)]
+
     def render_lines(self, crop: Region) -> list[Strip]:
         lines = super().render_lines(crop)
         if self.trace is not None and self.trace is not self._drawn:
@@ -374,6 +394,8 @@ class ItemsTable(VirtualList):
         return text
 
     def render_row(self, line: int, width: int, cursor: bool) -> list[Segment]:
+        if self.trace is None and self.preview is not None:
+            return self._preview_row(line, width)
         assert self.trace is not None and self.table_layout is not None
         index = self.table_layout.lines[line]
         base = self.base_style
