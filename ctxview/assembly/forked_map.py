@@ -21,7 +21,7 @@ T = TypeVar("T")
 # below this many items the work takes milliseconds: a fork costs more than it saves
 FORK_FROM_ITEMS = 4000
 # the child's part of the list: this process also reads the child's results back (and forks it)
-CHILD_SHARE = 0.55
+CHILD_SHARE = 0.5
 _BATCH = 4096  # results per marshal blob the child sends
 
 
