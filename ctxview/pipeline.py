@@ -147,14 +147,15 @@ class SessionAssembler:
         session = self.session
         if len(session.messages) < render_cache.min_messages():
             return None
+        pack = len(session.messages) >= PACK_FROM_MESSAGES
         if session.cache_identity is None or not render_cache.enabled():
-            return Renders(keep=False, pack=len(session.messages) >= PACK_FROM_MESSAGES)  # (nothing kept)
+            return Renders(keep=False, pack=pack)  # (rendered all at once all the same; nothing kept for a cache)
         found = session.cached_renders
         if found is not None and found[0] == sender_metadata:
             session.cached_renders = None  # read by the store with the session: used once, then let go
-            return Renders(cached=found[1])
+            return Renders(cached=found[1], pack=pack)
         cached = render_cache.load(session.cache_identity, session.conversation.conversation_id, sender_metadata)
-        return Renders(cached=cached or {})
+        return Renders(cached=cached or {}, pack=pack)
 
     def prepare(self, params: Params | None = None) -> None:
         """Build what the first prompt would otherwise build: the resolution and its term index.

@@ -287,7 +287,7 @@ class Renders:
     fresh: dict[int, Any] = field(default_factory=dict)
     keep: bool = True
     # the renders made here packed too (held as ``marshal`` bytes, as ``cached`` holds them), not as dicts:
-    # what the cache keeps must be packed anyway, and 100,000 messages' dicts hold far more memory
+    # 100,000 messages' dicts hold far more memory (and what the cache keeps is packed anyway)
     pack: bool = True
     # called on each message once its render is made (or handed to the forked process), to let go of what
     # only the render reads (its parts: ``store.parts_releaser``)
@@ -295,8 +295,8 @@ class Renders:
 
 
 _NOT_MADE: Any = object()
-# from this many messages, renders no cache will keep are packed all the same: below it, their dicts hold
-# less than ~25 MB more, and packing them (then unpacking those a run sends) costs more than that saves
+# from this many messages, the renders made here are packed as they are made: below it, their dicts hold
+# less than ~25 MB more, and packing them first (then unpacking those a run sends) costs more than that saves
 PACK_FROM_MESSAGES = 25_000
 
 
