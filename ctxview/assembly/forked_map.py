@@ -27,21 +27,17 @@ _BATCH = 4096  # results per marshal blob the child sends
 
 def fork_helps(count: int) -> bool:
     """True where a fork is safe and likely to help: ``count`` items or more, no other thread in this
-    process (a forked copy of a threaded process may inherit locks that are never released), a second
-    core this process may use, and fewer processes wanting a core than there are cores (this one counts)."""
+    process (a forked copy of a threaded process may inherit locks that are never released) and a second
+    core this process may use.  The load of the machine is not asked: on an idle one the child has a core
+    of its own, and on a busy one two processes still get more of it than one (the cost, copying the
+    results back, is a few percent of the work)."""
     if count < FORK_FROM_ITEMS or not hasattr(os, "fork") or threading.active_count() > 1:
         return False
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    if cores < 2:
-        return False
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return True
-    return load < cores  # (a fork onto a machine busy with others would mostly wait for a core)
+    return cores >= 2
 
 
 def forked_map(
