@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -31,8 +32,8 @@ def fork_helps(count: int) -> bool:
     core this process may use.  The load of the machine is not asked: on an idle one the child has a core
     of its own, and on a busy one two processes still get more of it than one (the cost, copying the
     results back, is a few percent of the work)."""
-    if count < FORK_FROM_ITEMS or not hasattr(os, "fork") or threading.active_count() > 1:
-        return False
+    if count < FORK_FROM_ITEMS or not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
