@@ -28,17 +28,22 @@ _BATCH = 4096  # results per marshal blob the child sends
 
 def fork_helps(count: int) -> bool:
     """True where a fork is safe and likely to help: ``count`` items or more, no other thread in this
-    process (a forked copy of a threaded process may inherit locks that are never released) and a second
-    core this process may use.  The load of the machine is not asked: on an idle one the child has a core
-    of its own, and on a busy one two processes still get more of it than one (the cost, copying the
-    results back, is a few percent of the work)."""
+    process (a forked copy of a threaded process may inherit locks that are never released), Linux, a
+    second core this process may use, and fewer processes wanting a core than there are cores (this one
+    counts): on a machine busy with others the child mostly waits, and copying its results back then
+    makes the whole slower, not faster (measured on 2 cores beside two busy processes)."""
     if count < FORK_FROM_ITEMS or not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return cores >= 2
+    if cores < 2:
+        return False
+    try:
+        return os.getloadavg()[0] < cores
+    except OSError:
+        return True
 
 
 def forked_map(

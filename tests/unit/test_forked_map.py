@@ -44,6 +44,7 @@ def test_a_few_items_are_never_forked() -> None:
 
 def test_another_thread_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert fork_helps(FORK_FROM_ITEMS)
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
@@ -55,9 +56,13 @@ def test_another_thread_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
         thread.join()
 
 
-def test_a_single_core_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_busy_machine_or_a_single_core_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 0.0, 0.0))
     assert fork_helps(FORK_FROM_ITEMS)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 0.0, 0.0))
+    assert not fork_helps(FORK_FROM_ITEMS)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
     assert not fork_helps(FORK_FROM_ITEMS)
 
