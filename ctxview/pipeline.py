@@ -116,6 +116,10 @@ class SessionAssembler:
             self._engine_memos[rules.line] = memo
         return memo
 
+    def engine_memo(self, rules: EngineRules) -> SerializedCache:
+        """The per-message engine values every run of this line shares (``sweep_cache`` keeps them)."""
+        return self._engine_memo(rules)
+
     def message_tokens(self, engine_line: str) -> Callable[[Sequence[Any]], list[int]]:
         """The §4.3 serialized estimate of each message under an engine line's rules, from the memo its runs
         share: after a run every message it sent is measured already, so a view reads them at C speed."""

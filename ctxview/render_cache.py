@@ -146,22 +146,12 @@ def load_payload(identity: Identity | None, conversation_id: int, sender_metadat
     if identity is None or directory is None or not enabled():
         return None
     path = _file_for(directory, identity, conversation_id, sender_metadata)
+    payload = read_entry(path, _MAGIC, _header(identity, conversation_id, sender_metadata))
+    if payload is None:
+        return None  # none, or of another database state, ctxview version or engine rule, or damaged
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        data = path.read_bytes()
-        expected = _header(identity, conversation_id, sender_metadata)
-        start = len(_MAGIC) + 8
-        if not data.startswith(_MAGIC) or int.from_bytes(data[len(_MAGIC):start], "big") != len(expected):
-            return None
-        if data[start : start + len(expected)] != expected:
-            return None  # another database state, ctxview version or engine rule
-        digest = data[start + len(expected) : start + len(expected) + 32]
-        payload = memoryview(data)[start + len(expected) + 32 :]
-        if hashlib.blake2b(payload, digest_size=32).digest() != digest:
-            return None
         stored = marshal.loads(payload)
-    except (OSError, ValueError, EOFError, TypeError):
+    except (ValueError, EOFError, TypeError):
         return None
     if not isinstance(stored, tuple) or len(stored) != 2 or not isinstance(stored[0], dict):
         return None
@@ -212,8 +202,6 @@ def save(
 
     ``source`` is checked again first: a database that changed while it was read is not cached.
     """
-    import tempfile  # only a run that writes a cache needs it
-
     directory = cache_dir()
     if identity is None or directory is None or not enabled() or database_identity(source) != identity:
         return False
@@ -228,23 +216,53 @@ def save(
     except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
         payload = marshal.dumps(({mid: f for mid, f in entries.items() if _marshallable(f)}, None))
     header = _header(identity, conversation_id, sender_metadata)
-    digest = hashlib.blake2b(payload, digest_size=32).digest()
     target = _file_for(directory, identity, conversation_id, sender_metadata)
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".renders-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_MAGIC + len(header).to_bytes(8, "big") + header + digest)
-                handle.write(payload)
-            os.replace(temporary, target)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-        _prune(directory)
+        write_entry(target, _MAGIC, header, payload)
+        prune(directory)
     except OSError:
         return False
     return True
+
+
+def read_entry(path: Path, magic: bytes, header: bytes) -> memoryview | None:
+    """The payload of a cache file written by ``write_entry`` with this very ``header``; None when there is
+    none, it is not a regular file, its header differs or its checksum fails."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    start = len(magic) + 8
+    if not data.startswith(magic) or int.from_bytes(data[len(magic) : start], "big") != len(header):
+        return None
+    if data[start : start + len(header)] != header:
+        return None
+    digest = data[start + len(header) : start + len(header) + 32]
+    payload = memoryview(data)[start + len(header) + 32 :]
+    if hashlib.blake2b(payload, digest_size=32).digest() != digest:
+        return None
+    return payload
+
+
+def write_entry(target: Path, magic: bytes, header: bytes, payload: bytes) -> None:
+    """Write a cache file atomically (a reader sees the old file or the whole new one), private to the user.
+
+    Raises ``OSError`` when it cannot be written (nothing is left behind)."""
+    import tempfile  # only a run that writes a cache needs it
+
+    digest = hashlib.blake2b(payload, digest_size=32).digest()
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".entry-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(magic + len(header).to_bytes(8, "big") + header + digest)
+            handle.write(payload)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def _marshallable(value: Any) -> bool:
@@ -255,11 +273,12 @@ def _marshallable(value: Any) -> bool:
     return True
 
 
-def _prune(directory: Path) -> None:
-    """Keep the newest cache files: at most ``KEEP_FILES``, and no more than ``KEEP_BYTES`` (the newest always)."""
+def prune(directory: Path, suffix: str = ".renders") -> None:
+    """Keep the newest cache files ending in ``suffix``: at most ``KEEP_FILES``, and no more than ``KEEP_BYTES``
+    (the newest always)."""
     files = []
     for entry in os.scandir(directory):
-        if entry.name.endswith(".renders") and entry.is_file(follow_symlinks=False):
+        if entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
             info = entry.stat(follow_symlinks=False)
             files.append((info.st_mtime_ns, info.st_size, entry.path))
     kept = total = 0

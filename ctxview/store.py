@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from sys import intern
 from types import TracebackType
 from typing import Any
 
@@ -534,7 +535,7 @@ class LcmStore:
                 shared.append(ordinal)
                 continue
             seen.add(ordinal)
-            items.append(ContextItemRow(ordinal, _text(item_type) or "", _int(mid), _text(sid)))
+            items.append(ContextItemRow(ordinal, intern(_text(item_type) or ""), _int(mid), _text(sid)))
         unreadable = len(rows) - len(items) - len(shared)
         if unreadable:
             skipped = count_text(unreadable, "context item")
@@ -619,7 +620,7 @@ class LcmStore:
             row = MessageRow(
                 mid,
                 seq,
-                _text(role) or "",
+                intern(_text(role) or ""),  # (a handful of values over 100,000 rows: one string each)
                 _text(content) or "",
                 _number(tokens),
                 _text(created),
@@ -663,7 +664,7 @@ class LcmStore:
             messages: dict[int, MessageRow] = {}
             stored: dict[int, Any] = {}
             for mid, seq, role, content, tokens, created, large, sender, raw in message_rows:
-                messages[mid] = MessageRow(mid, seq, role, content, tokens, created, large, sender)
+                messages[mid] = MessageRow(mid, seq, intern(role), content, tokens, created, large, sender)
                 if type(raw) is not int or raw != mid:
                     stored[mid] = raw
             if rule != (line_rule and any(m.sender_metadata for m in messages.values())):
@@ -674,7 +675,8 @@ class LcmStore:
             for row in messages.values():
                 row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
             warnings.extend(row_warnings)
-            return [ContextItemRow(*row) for row in item_rows], messages, stored, (rule, renders), sums
+            items = [ContextItemRow(ordinal, intern(kind), mid, sid) for ordinal, kind, mid, sid in item_rows]
+            return items, messages, stored, (rule, renders), sums
         return None
 
     def _cached_renders(

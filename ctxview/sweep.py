@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress
 from typing import TYPE_CHECKING, Any
 
+from ctxview import sweep_cache
 from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
 from ctxview.gc_pause import gc_paused
@@ -96,6 +97,7 @@ def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]
     """
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
+    sweep_cache.prime(assembler, params)  # what an earlier sweep of this database state learned at the top
     top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
@@ -212,6 +214,8 @@ def sweep(
     pending = [budget for budget in ordered if budget not in outcomes]
     report = _Progress(progress, len(pending))
     report.check()
+    if pending:
+        sweep_cache.prime(assembler, params)
     tops: list[Trace] = [top_trace] if top_trace is not None else []
 
     def keep(budget: int, trace: Trace) -> None:
@@ -222,11 +226,12 @@ def sweep(
     if processes > 1:
         outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep))
     else:
-        for budget in pending:
-            trace = _run(assembler, replace(params, token_budget=budget))
-            outcomes[budget] = _ExactRun.of(trace)
-            keep(budget, trace)
-            report.done_one()
+        with gc_paused():  # (between the runs too: a collection there would walk the last run's objects)
+            for budget in pending:
+                trace = _run(assembler, replace(params, token_budget=budget))
+                outcomes[budget] = _ExactRun.of(trace)
+                keep(budget, trace)
+                report.done_one()
     top_trace = tops[0] if tops else None
     final_tokens: list[int | None] = []
     kept_items: list[int | None] = []
@@ -243,6 +248,8 @@ def sweep(
         kept_items.append(run.kept.count(1))
         ran.append((budget, run))
     sent_from, sent_after = _sent_budgets(ran)
+    with gc_paused():
+        sweep_cache.save(assembler, params)  # for the next sweep of this database state (when none was read)
     notes = [
         f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
         f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step, clamp) give the final "

@@ -145,6 +145,17 @@ class PairIndex:
 
     @classmethod
     def build(cls, messages: Sequence[Any], memo: SerializedCache | None = None) -> PairIndex:
+        if memo is not None:  # (an index is never modified once built: runs of the same messages share one)
+            known = memo.answer_for("pairs", messages)
+            if known is not None:
+                return known  # type: ignore[no-any-return]
+            index = cls._build(messages, memo)
+            memo.keep_answer("pairs", messages, index)
+            return index
+        return cls._build(messages, memo)
+
+    @classmethod
+    def _build(cls, messages: Sequence[Any], memo: SerializedCache | None) -> PairIndex:
         if memo is not None:
             pairs = memo.pairing_of_all(messages)
             call_ids: list[list[str]] = [calls for calls, _ in pairs]
@@ -341,13 +352,15 @@ class SerializedCache:
         self._h16: dict[int, str] = {}
         self._forms: dict[int, tuple[str, str]] = {}
         self._pairing: dict[int, tuple[list[str], str | None]] = {}
+        # per reader (a table's id, "pairs"), the ``origin`` of the last tagged list it read whole, and its answer
+        self._answers: dict[Any, tuple[Any, Any]] = {}
         self.limit = limit
 
     def _hold(self, message: Any) -> int:
         key = id(message)
         if key not in self._alive:
             if self.limit is not None and len(self._alive) >= self.limit:
-                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing):
+                for table in (self._alive, self._tokens, self._h16, self._forms, self._pairing, self._answers):
                     table.clear()
             self._alive[key] = message
         return key
@@ -374,12 +387,33 @@ class SerializedCache:
 
     def _of_all(self, table: dict[int, Any], one: Callable[[Any], Any], messages: Sequence[Any]) -> list[Any]:
         """``[one(m) for m in messages]``, looking the cached ones up at C speed."""
+        known = self.answer_for(id(table), messages)
+        if known is not None:
+            return list(known)
         values: list[Any] = list(map(table.get, map(id, messages)))
         if None in values:
             for index, value in enumerate(values):
                 if value is None:
                     values[index] = one(messages[index])
+        self.keep_answer(id(table), messages, list(values))
         return values
+
+    def answer_for(self, reader: Any, messages: Sequence[Any]) -> Any:
+        """``reader``'s kept answer for a list tagged with the same ``origin`` as ``messages`` (None: none).
+
+        A list with an ``origin`` attribute (``chunked_repair.SameMessages``) holds the very same objects, in
+        the same order, as every list with that origin: runs that send the same 100,000 messages (a budget
+        sweep above the session's size) look them up, and index their pairs, once.
+        """
+        origin = getattr(messages, "origin", None)
+        kept = self._answers.get(reader) if origin is not None else None
+        return kept[1] if kept is not None and kept[0] is origin else None
+
+    def keep_answer(self, reader: Any, messages: Sequence[Any], answer: Any) -> None:
+        """Keep ``reader``'s answer for a tagged list (an untagged one: nothing kept)."""
+        origin = getattr(messages, "origin", None)
+        if origin is not None:
+            self._answers[reader] = (origin, answer)
 
     def tokens_of_all(self, messages: Sequence[Any]) -> list[int]:
         """``[self(m) for m in messages]``."""
@@ -425,6 +459,25 @@ class SerializedCache:
     def pairing_of_all(self, messages: Sequence[Any]) -> list[tuple[list[str], str | None]]:
         """``[self.pairing(m) for m in messages]``."""
         return self._of_all(self._pairing, self.pairing, messages)
+
+    def known(self, messages: Sequence[Any]) -> tuple[list[int | None], list[str | None], list[Any]]:
+        """(tokens, h16, pairing) measured so far of each message, None where not (nothing is measured here)."""
+        ids = list(map(id, messages))
+        return list(map(self._tokens.get, ids)), list(map(self._h16.get, ids)), list(map(self._pairing.get, ids))
+
+    def remember(
+        self, messages: Sequence[Any], tokens: Sequence[int], h16s: Sequence[str], pairings: Sequence[Any]
+    ) -> bool:
+        """Take the values ``known`` gave in another process for messages with the same JSON text (the same
+        estimate); False, and nothing taken, when they would not fit under ``limit``."""
+        if self.limit is not None and len(self._alive) + len(messages) > self.limit:
+            return False
+        ids = list(map(id, messages))
+        self._alive.update(zip(ids, messages, strict=True))
+        self._tokens.update(zip(ids, tokens, strict=True))
+        self._h16.update(zip(ids, h16s, strict=True))
+        self._pairing.update(zip(ids, pairings, strict=True))
+        return True
 
 
 @dataclass(slots=True)

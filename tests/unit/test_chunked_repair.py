@@ -140,3 +140,103 @@ def test_remembered_outcomes_are_reused_objects() -> None:
     assert first.messages[0]["content"] == [{"type": "text", "text": "x"}]  # §7.1 stripped the orphan call
     assert first.messages[0] is again.messages[0]  # the same stripped copy: the engine's memo stays warm
     assert first.cleaned.stripped_calls == {"o:2": [("a", "not-selected")]}
+
+
+def whole_selection(plan: ChunkPlan, cut: int, all_results: dict[str, list[int]]) -> Any:
+    items = plan.items
+    orphan = items[cut].ordinal if cut < len(items) else math.inf
+    return plan.run(list(range(cut)), cut, orphan, all_results)
+
+
+def test_a_second_whole_selection_reuses_the_outcome_in_new_containers() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},
+        {"role": "user", "content": " "},
+        {"role": "toolResult", "toolCallId": "b", "content": "orphan"},
+        {"role": "user", "content": "end"},
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    first = whole_selection(plan, 4, all_results)
+    plan._evictable_single = [None] * len(items)  # a second computation would make new stripped copies
+    plan._groups.clear()
+    again = whole_selection(plan, 4, all_results)
+    assert again.messages is not first.messages and again.keys is not first.keys
+    assert again.cleaned is not first.cleaned and again.repair is not first.repair
+    assert all(a is b for a, b in zip(again.messages, first.messages, strict=True))  # (the stripped copy too)
+    assert again.keys == first.keys == ["o:0", "o:2", "o:8"]
+    assert again.cleaned.dropped_empty == first.cleaned.dropped_empty == {"o:4": "blank text"}
+    assert again.repair.orphan_results == first.repair.orphan_results == ["o:6"]
+    again.keys.append("mine")  # each run owns its lists
+    assert whole_selection(plan, 4, all_results).keys == ["o:0", "o:2", "o:8"]
+    other = whole_selection(plan, 4, results_index(items))  # another session's results: computed again
+    assert other.messages[1] is not first.messages[1] and other.messages[1] == first.messages[1]
+
+
+def test_unchanged_chunks_flags_exactly_the_chunks_given_back_as_they_were() -> None:
+    messages = [
+        {"role": "user", "content": "q"},  # chunk 0: unchanged
+        {"role": "assistant", "content": [{"type": "text", "text": "  "}]},  # 1: blank, dropped
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},  # 2: call and result
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},
+        {"role": "toolResult", "toolCallId": "b", "content": "orphan"},  # 3: dropped by the repair
+        {"role": "assistant", "content": "plain text"},  # 4: §7.2 makes it a text block (a copy)
+        {"role": "user", "content": "more"},  # 5: unchanged
+        {"role": "user", "content": "end"},  # 6: the fresh tail
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    assert plan.unchanged_chunks(7, items[7].ordinal) == bytes(7)  # nothing known yet
+    whole_selection(plan, 7, results_index(items))
+    assert plan.whole_run() == (7, items[7].ordinal)
+    assert list(plan.unchanged_chunks(7, items[7].ordinal)) == [1, 0, 1, 0, 0, 1, 1]
+    # at a cut one earlier, item 6 would be in the fresh tail, where it was never run: not known
+    assert list(plan.unchanged_chunks(6, items[6].ordinal)) == [1, 0, 1, 0, 0, 0, 1]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), messages=st.lists(message(), min_size=1, max_size=14))
+def test_a_plan_told_the_unchanged_chunks_runs_as_one_that_was_not(
+    data: st.DataObject, messages: list[dict[str, Any]]
+) -> None:
+    """Flags from one process's whole-selection run, given to a fresh plan (fresh message objects, as an
+    unpacked render would be), change nothing of any run: the whole selection, then others."""
+    cut = data.draw(st.integers(0, len(messages)))
+    earlier = ChunkPlan.build(items_of(messages))
+    all_results = results_index(earlier.items)  # (the same ordinals in both plans)
+    whole_selection(earlier, cut, all_results)
+    orphan = earlier.items[cut].ordinal if cut < len(messages) else math.inf
+    flags = earlier.unchanged_chunks(cut, orphan)
+    items = items_of([js_copy(m) for m in messages])
+    told = ChunkPlan.build(items)
+    assert told.assume_unchanged(cut, orphan, flags)
+    assert not told.assume_unchanged(cut, orphan, flags + b"\x01")  # one byte per chunk, or nothing taken
+    selections = [list(range(cut))]
+    for _ in range(2):
+        selections.append(sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set()))
+    for kept in selections:
+        run = told.run(kept, cut, orphan, all_results)
+        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
+        assert js_stringify(run.messages) == js_stringify(messages_out)
+        assert run.keys == keys
+        assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
+            (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
+        ]
+        assert run.cleaned.dropped_empty == cleaned.dropped_empty
+        assert run.cleaned.stripped_calls == cleaned.stripped_calls
+        assert run.cleaned.dropped_orphan_calls == cleaned.dropped_orphan_calls
+        assert run.cleaned.removed_tool_use_block_count == cleaned.removed_tool_use_block_count
+        assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
+        assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
+        assert run.repair.calls_removed == log.calls_removed
+        assert run.repair.synthetic == log.synthetic
+    assert told.unchanged_chunks(cut, orphan) == flags  # what it learned is what it was told
+
+
+def js_copy(message: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    copied: dict[str, Any] = json.loads(json.dumps(message))
+    return copied

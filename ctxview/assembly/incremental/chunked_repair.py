@@ -15,15 +15,27 @@ with the whole-selection functions.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
-from ctxview.assembly.postprocess import FRESH, Cleaned, Entry, clean_selected
+from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, Entry, clean_selected
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
+
+
+class SameMessages(list[Any]):
+    """A copy of a remembered run's messages: every copy with the same ``origin`` holds the very same objects,
+    in the same order (the engine's memo then looks them up once: ``SerializedCache.answer_for``)."""
+
+    __slots__ = ("origin",)
+
+    def __init__(self, messages: list[Any], origin: object) -> None:
+        super().__init__(messages)
+        self.origin = origin
 
 
 @dataclass(slots=True)
@@ -51,6 +63,17 @@ class ChunkedRun:
         """The clean-up's fresh-tail messages (what §7.5 hashes alone)."""
         return [e.message for e in self.cleaned.entries[self.fresh_from :] if e.segment == FRESH]
 
+    def copy(self) -> ChunkedRun:
+        """The same outcome in new containers (each run owns its lists; the messages are shared, as between
+        runs that look the same chunks up); the messages' list is tagged as a copy of this run's."""
+        cleaned = self.cleaned
+        messages = self.messages
+        origin = messages.origin if isinstance(messages, SameMessages) else object()
+        return ChunkedRun(
+            _merge_cleaned(list(cleaned.entries), [cleaned]), _merge_logs([self.repair]),
+            SameMessages(messages, origin), list(self.keys), self.fresh_from,
+        )
+
 
 @dataclass(slots=True)
 class ChunkPlan:
@@ -65,6 +88,13 @@ class ChunkPlan:
     _evictable_single: list[ChunkOutcome | None] = field(default_factory=list)
     _fresh_single: list[ChunkOutcome | None] = field(default_factory=list)
     _groups: dict[tuple[int, tuple[int, ...], int], ChunkOutcome] = field(default_factory=dict)
+    # the last run that selected every item: (cut, orphan ordinal, all results, its outcome); the budget
+    # sweep's runs at budgets from the whole session's size up each concatenate the same 100,000 outcomes
+    _whole: tuple[int, float, Any, ChunkedRun] | None = None
+    # (cut, orphan ordinal, one byte per chunk): 1 where §7.1–§7.4 of the whole chunk at that cut is known to
+    # give its items' own messages back with nothing recorded (``unchanged_chunks`` of an earlier process)
+    _unchanged: tuple[int, float, bytes] | None = None
+    kept_across: bool = False  # what this plan learned is written to (or was read from) ``sweep_cache``
 
     @classmethod
     def build(cls, items: Sequence[ResolvedItem]) -> ChunkPlan:
@@ -101,6 +131,16 @@ class ChunkPlan:
 
     def run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         """§7.1–§7.4 over the items at positions ``kept`` (ascending) then ``cut`` … end (the fresh tail)."""
+        if len(kept) != cut or (cut and (kept[0] != 0 or kept[-1] != cut - 1)):  # not every position before the cut
+            return self._run(kept, cut, orphan_ordinal, all_results)
+        whole = self._whole
+        if whole is not None and whole[0] == cut and whole[1] == orphan_ordinal and whole[2] is all_results:
+            return whole[3].copy()
+        whole_run = self._run(kept, cut, orphan_ordinal, all_results).copy()
+        self._whole = (cut, orphan_ordinal, all_results, whole_run)
+        return whole_run.copy()
+
+    def _run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         if len(self._groups) > self.limit:
             self._groups.clear()
         chunk_of = self.chunk_of
@@ -108,6 +148,8 @@ class ChunkPlan:
         start = self.start
         evictable_single = self._evictable_single
         fresh_single = self._fresh_single
+        known = self._unchanged
+        unchanged = known[2] if known is not None and known[0] == cut and known[1] == orphan_ordinal else None
         entries: list[Entry] = []
         messages: list[Any] = []
         keys: list[Any] = []
@@ -126,7 +168,10 @@ class ChunkPlan:
                 singles = fresh_single if position >= cut else evictable_single
                 outcome = singles[position]
                 if outcome is None:
-                    outcome = singles[position] = self._outcome([position], cut, orphan_ordinal, all_results)
+                    if unchanged is not None and unchanged[chunk]:
+                        outcome = singles[position] = self._unchanged_outcome([position], cut)
+                    else:
+                        outcome = singles[position] = self._outcome([position], cut, orphan_ordinal, all_results)
                 at += 1
             else:
                 members: list[int] = []
@@ -138,7 +183,10 @@ class ChunkPlan:
                 key2 = (chunk, tuple(members), before_cut)
                 outcome = self._groups.get(key2)
                 if outcome is None:
-                    outcome = self._groups[key2] = self._outcome(members, cut, orphan_ordinal, all_results)
+                    if unchanged is not None and unchanged[chunk] and len(members) == end - start[chunk]:
+                        outcome = self._groups[key2] = self._unchanged_outcome(members, cut)
+                    else:
+                        outcome = self._groups[key2] = self._outcome(members, cut, orphan_ordinal, all_results)
             entries.extend(outcome.entries)
             messages.extend(outcome.messages)
             keys.extend(outcome.keys)
@@ -149,6 +197,72 @@ class ChunkPlan:
         if fresh_from < 0:
             fresh_from = len(entries)
         return ChunkedRun(_merge_cleaned(entries, cleaned_parts), _merge_logs(logs), messages, keys, fresh_from)
+
+    def whole_run(self) -> tuple[int, float] | None:
+        """(cut, orphan ordinal) of the remembered run that selected every item, or None."""
+        whole = self._whole
+        return None if whole is None else (whole[0], whole[1])
+
+    def assume_unchanged(self, cut: int, orphan_ordinal: float, flags: bytes) -> bool:
+        """Take ``unchanged_chunks`` of an earlier process for the same items: a whole chunk flagged there is
+        not cleaned up again at that cut.  False (nothing taken) when ``flags`` has not one byte per chunk."""
+        if len(flags) != len(self.start):
+            return False
+        self._unchanged = (cut, orphan_ordinal, flags)
+        return True
+
+    def unchanged_chunks(self, cut: int, orphan_ordinal: float) -> bytes:
+        """One byte per chunk: 1 where the remembered outcome of the whole chunk at this cut is its items' own
+        messages and keys, in order, with nothing cleaned up or repaired (0: not known, or not so)."""
+        items = self.items
+        flags = bytearray(len(self.start))
+        known = self._unchanged
+        if known is not None and (known[0], known[1]) != (cut, orphan_ordinal):
+            known = None
+        fresh_single = self._fresh_single
+        evictable_single = self._evictable_single
+        for chunk, (first, end) in enumerate(zip(self.start, self.stop, strict=True)):
+            if end - first == 1:  # (most chunks: one item, checked without building lists)
+                outcome = (fresh_single if first >= cut else evictable_single)[first]
+                if outcome is None:
+                    flags[chunk] = known[2][chunk] if known is not None else 0
+                elif outcome.cleaned is None and outcome.log is None and len(outcome.messages) == 1:
+                    item = items[first]
+                    message = outcome.messages[0]
+                    entries = outcome.entries
+                    flags[chunk] = (
+                        message is item.stored_message and len(entries) == 1 and entries[0].message is message
+                        and entries[0].item is item and outcome.keys[0] == item.key
+                    )
+                continue
+            before_cut = min(max(cut - first, 0), end - first)
+            outcome = self._groups.get((chunk, tuple(range(first, end)), before_cut))
+            if outcome is None:
+                flags[chunk] = known[2][chunk] if known is not None else 0
+                continue
+            if outcome.cleaned is not None or outcome.log is not None or len(outcome.messages) != end - first:
+                continue
+            members = items[first:end]
+            flags[chunk] = (
+                all(map(operator.is_, outcome.messages, [item.stored_message for item in members]))
+                and outcome.keys == [item.key for item in members]
+                and len(outcome.entries) == end - first
+                and all(map(operator.is_, [e.message for e in outcome.entries], outcome.messages))
+                and all(map(operator.is_, [e.item for e in outcome.entries], members))
+            )
+        return bytes(flags)
+
+    def _unchanged_outcome(self, members: list[int], cut: int) -> ChunkOutcome:
+        """What ``_outcome`` gives for a chunk flagged unchanged: its items' own messages, nothing recorded."""
+        items = self.items
+        entries: list[Entry] = []
+        messages: list[Any] = []
+        for position in members:
+            item = items[position]
+            message = item.message
+            messages.append(message)
+            entries.append(Entry(message, item, FRESH if position >= cut else EVICTABLE))
+        return ChunkOutcome(entries, messages, [items[p].key for p in members], None, None)
 
     def _outcome(self, members: list[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkOutcome:
         items = self.items

@@ -1,0 +1,198 @@
+"""What a budget sweep's run at the whole session learns, kept across processes beside the render cache.
+
+The sweep's dearest step is its run at the top of the range, where every item is selected: each
+tool-id chunk is cleaned up and repaired (§7.1–§7.4) and every message is measured for the engine
+(serialized tokens, hash, pairing ids).  Neither depends on the budget or the prompt, only on the
+session, the fresh tail's cut and the engine line, and nearly every chunk comes back unchanged (its
+items' own messages, nothing recorded).  So after a sweep of a session the render cache keeps
+(``render_cache.MIN_MESSAGES`` messages or more), this module writes, next to that cache, which
+whole chunks came back unchanged at the sweep's cut and the engine's values of every message that
+was sent as it was resolved; the next sweep of the same database state (another process, another
+prompt) takes them instead of computing them again.
+
+A file is used only for the same database state (``render_cache.database_identity``, the one the
+session was read at), conversation, time zone, engine line and item count, for the same ctxview
+code (the render cache's digest and one over the modules these values come from), and when its
+checksum holds; anything else, or any failure, means the values are computed as usual.  Chunks
+are taken only at the cut they were flagged at; a chunk not flagged is cleaned up as before.
+``CTXVIEW_CACHE=off`` turns it off with the render cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import marshal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxview import render_cache
+from ctxview.gc_pause import gc_paused
+from ctxview.jserrors import JSError
+
+if TYPE_CHECKING:
+    from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+    from ctxview.assembly.volatile import SerializedCache
+    from ctxview.model import Params
+    from ctxview.pipeline import SessionAssembler
+
+FORMAT = 1
+_NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
+SUFFIX = ".sweep"
+_MAGIC = b"ctxview-sweep\n"
+
+# the modules whose rules the kept values follow: clean-up, repair, chunking, the engine's measures
+_SOURCES = (
+    "ctxview.assembly.postprocess", "ctxview.assembly.tool_pairs", "ctxview.assembly.incremental.chunked_repair",
+    "ctxview.assembly.incremental.static", "ctxview.assembly.volatile", "ctxview.assembly.tokens",
+    "ctxview.assembly.rules", "ctxview.assembly.focus", __name__,
+)
+
+
+@functools.cache
+def _code_version() -> str:
+    import importlib.util
+
+    digest = hashlib.sha256(f"{FORMAT}\0{render_cache._code_version()}".encode())
+    for name in _SOURCES:
+        try:
+            spec = importlib.util.find_spec(name)
+            digest.update(Path(spec.origin if spec is not None and spec.origin else "").read_bytes())
+        except (OSError, ImportError, ValueError):
+            digest.update(name.encode())
+    return digest.hexdigest()
+
+
+class _Target:
+    """The session's plan and engine memo for a sweep's params, and where their file lives."""
+
+    def __init__(self, assembler: SessionAssembler, params: Params) -> None:
+        from ctxview.assembly.incremental.static import chunk_plan_of, static_of
+
+        session = assembler.session
+        rules = assembler.rules(params)[0]
+        resolved = assembler.resolved(params.timezone, rules.sender_metadata)
+        static = static_of(session, resolved, params.timezone)
+        self.plan: ChunkPlan = chunk_plan_of(static, resolved)
+        self.memo: SerializedCache = assembler.engine_memo(rules)
+        conversation = session.conversation.conversation_id
+        self.header = marshal.dumps(
+            (_code_version(), session.cache_identity, conversation, params.timezone, rules.line,
+             len(self.plan.items), len(self.plan.start))
+        )
+        directory = render_cache.cache_dir()
+        assert directory is not None and session.cache_identity is not None  # (checked by ``_target``)
+        name = hashlib.sha256(
+            f"{session.cache_identity[0]}\0{conversation}\0{params.timezone}\0{rules.line}".encode()
+        ).hexdigest()[:32]
+        self.directory = directory
+        self.path = directory / f"{name}{SUFFIX}"
+
+
+def _target(assembler: SessionAssembler, params: Params) -> _Target | None:
+    session = assembler.session
+    if (
+        session.cache_identity is None
+        or not render_cache.enabled()
+        or render_cache.cache_dir() is None
+        or len(session.messages) < render_cache.min_messages()
+    ):
+        return None
+    try:
+        return _Target(assembler, params)
+    except JSError:  # the engine cannot resolve this session: nothing to keep
+        return None
+
+
+def prime(assembler: SessionAssembler, params: Params) -> bool:
+    """Take what an earlier sweep of this database state kept, before the run at the whole session.
+
+    True when a file was found and taken (the chunk flags and every kept message measure).
+    """
+    target = _target(assembler, params)
+    if target is None or target.plan.kept_across:
+        return False
+    # what is read and unpacked here lives as long as the session: built with the collector paused (each
+    # collection on the way walked the whole session: ~0.5 s of 0.8 at 100,000 items) and kept out of its way
+    with gc_paused(keep=True):
+        payload = _read(target)
+        if payload is None:
+            return False
+        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = payload
+        plan = target.plan
+        if not plan.assume_unchanged(cut, orphan_ordinal, flags):
+            return False
+        items = plan.items
+        messages = [items[p].message for p in positions]  # (the run at the whole session unpacks them anyway)
+        target.memo.remember(messages, tokens, h16s, pairings)
+    plan.kept_across = True
+    return True
+
+
+def save(assembler: SessionAssembler, params: Params) -> bool:
+    """Keep what this process's run at the whole session learned, unless it came from a file already.
+
+    False (nothing written) when there was no such run, the session is not one the render cache keeps,
+    or the file cannot be written.
+    """
+    target = _target(assembler, params)
+    if target is None or target.plan.kept_across:
+        return False
+    plan = target.plan
+    whole = plan.whole_run()
+    if whole is None:
+        return False
+    cut, orphan_ordinal = whole
+    flags = plan.unchanged_chunks(cut, orphan_ordinal)
+    items = plan.items
+    packed = [item.stored_message for item in items]
+    known_tokens, known_h16, known_pairing = target.memo.known([m if isinstance(m, dict) else None for m in packed])
+    positions = [
+        p for p, (t, h, pairing) in enumerate(zip(known_tokens, known_h16, known_pairing, strict=True))
+        if t is not None and h is not None and pairing is not None
+    ]
+    pairings = [known_pairing[p] for p in positions]
+    try:  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
+        payload = marshal.dumps((
+            cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
+            [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
+        ))
+    except ValueError:
+        return False
+    try:
+        render_cache.write_entry(target.path, _MAGIC, target.header, payload)
+        render_cache.prune(target.directory, SUFFIX)
+    except OSError:
+        return False
+    plan.kept_across = True
+    return True
+
+
+def _read(target: _Target) -> tuple[Any, ...] | None:
+    payload = render_cache.read_entry(target.path, _MAGIC, target.header)
+    if payload is None:
+        return None  # none, or of another database state, code, time zone or engine line, or damaged
+    try:
+        stored = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(stored, tuple) or len(stored) != 7:
+        return None
+    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings = stored
+    count = len(target.plan.items)
+    if (
+        not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
+        or not isinstance(positions, list) or not isinstance(some_pairings, dict)
+        or not len(positions) == len(tokens) == len(h16s)
+        or not _indexes_below(positions, count) or not _indexes_below(list(some_pairings), len(positions))
+    ):
+        return None
+    pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
+    for index, pairing in some_pairings.items():
+        pairings[index] = pairing
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings
+
+
+def _indexes_below(values: list[Any], count: int) -> bool:
+    """Every value an ``int`` from 0 to ``count - 1``."""
+    return all(type(v) is int for v in values) and (not values or (min(values) >= 0 and max(values) < count))

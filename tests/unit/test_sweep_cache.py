@@ -1,0 +1,167 @@
+"""The sweep's run at the whole session, taken from an earlier process: the same sweep, less work.
+
+A sweep of a session the render cache keeps writes, beside that cache, which whole tool-id chunks
+came back unchanged and the engine's values of every message sent as it was resolved.  A later
+sweep of the same database state (a fresh load, as in another process) takes them: its results,
+top trace included, are exactly those of a sweep that computed everything, and whole chunks flagged
+unchanged are not cleaned up again.  A file of another state, or a damaged one, is never used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxview import sweep_cache
+from ctxview.assembly.incremental import chunked_repair
+from ctxview.assembly.incremental.static import chunk_plan_of, static_of
+from ctxview.jsjson import js_stringify
+from ctxview.model import Params
+from ctxview.pipeline import SessionAssembler, save_pending_renders
+from ctxview.samples import build_sample
+from ctxview.store import LcmStore
+from ctxview.sweep import SweepResult, sweep_json, sweep_session
+
+PARAMS = Params(prompt="database migration rollback", prompt_aware_eviction=True)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    save_pending_renders()  # what other tests left pending goes to their cache, not this one
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("CTXVIEW_CACHE_DIR", str(directory))
+    monkeypatch.setenv("CTXVIEW_CACHE_MIN_MESSAGES", "0")
+    monkeypatch.delenv("CTXVIEW_CACHE", raising=False)
+    yield directory
+    save_pending_renders()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "session.db"
+    build_sample(path, "medium", messages=400)
+    return path
+
+
+def _load(path: Path) -> SessionAssembler:
+    with LcmStore(path) as store:
+        return SessionAssembler(store.load_session())
+
+
+def _swept(assembler: SessionAssembler) -> SweepResult:
+    return sweep_session(assembler, PARAMS, points=9, runs=4, workers=1)
+
+
+def _same(a: SweepResult, b: SweepResult) -> None:
+    assert sweep_json(a) == sweep_json(b)
+    assert a.top_trace is not None and b.top_trace is not None
+    assert a.top_trace.summary == b.top_trace.summary
+    assert list(a.top_trace.decisions) == list(b.top_trace.decisions)
+    assert js_stringify(a.top_trace.messages) == js_stringify(b.top_trace.messages)
+    assert a.top_trace.message_keys == b.top_trace.message_keys
+    assert js_stringify(a.top_trace.stage_records()) == js_stringify(b.top_trace.stage_records())  # (§8 hashes too)
+    assert a.top_trace.warnings == b.top_trace.warnings
+
+
+def _sweep_files(directory: Path) -> list[str]:
+    return sorted(name for name in os.listdir(directory) if name.endswith(sweep_cache.SUFFIX))
+
+
+def _plan(assembler: SessionAssembler) -> chunked_repair.ChunkPlan:
+    resolved = assembler.resolved(PARAMS.timezone)
+    return chunk_plan_of(static_of(assembler.session, resolved, PARAMS.timezone), resolved)
+
+
+class _Counted:
+    """Counts ``ChunkPlan._outcome`` calls (whole clean-ups and repairs of a chunk's selected items)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        original = chunked_repair.ChunkPlan._outcome
+
+        def counted(plan: chunked_repair.ChunkPlan, *args: object) -> chunked_repair.ChunkOutcome:
+            self.calls += 1
+            return original(plan, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(chunked_repair.ChunkPlan, "_outcome", counted)
+
+
+def test_a_second_process_takes_the_whole_run_and_sweeps_the_same(
+    cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counted = _Counted(monkeypatch)
+    first = _load(db)
+    computed = _swept(first)
+    computed_calls = counted.calls
+    assert len(_sweep_files(cache)) == 1
+    plan = _plan(first)
+    whole = plan.whole_run()
+    assert whole is not None
+    flags = plan.unchanged_chunks(*whole)
+    assert 0 < flags.count(1) < len(flags)  # the sample has chunks of both kinds
+
+    counted.calls = 0
+    second = _load(db)
+    assert sweep_cache.prime(second, PARAMS)
+    told = _plan(second)
+    assert told is not plan and told.kept_across
+    messages = [told.items[p].message for p in range(len(told.items))]
+    tokens, h16s, pairings = second.engine_memo(second.rules(PARAMS)[0]).known(messages)
+    measured = [None not in values for values in zip(tokens, h16s, pairings, strict=True)]
+    assert sum(measured) > len(messages) // 2  # measured before any run of this process
+    assert not sweep_cache.prime(second, PARAMS)  # once
+    taken = _swept(second)
+    _same(taken, computed)
+    assert counted.calls < computed_calls
+    assert _plan(second).unchanged_chunks(*whole) == flags
+    assert len(_sweep_files(cache)) == 1  # nothing written again: it was read
+
+    monkeypatch.setenv("CTXVIEW_CACHE", "off")  # and both are what a sweep without any file gives
+    cold = _load(db)
+    assert not sweep_cache.prime(cold, PARAMS)
+    _same(_swept(cold), computed)
+
+
+def test_a_damaged_or_foreign_file_is_not_used(cache: Path, db: Path, tmp_path: Path) -> None:
+    computed = _swept(_load(db))
+    (name,) = _sweep_files(cache)
+    path = cache / name
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0xFF  # in the payload: the checksum no longer holds
+    path.write_bytes(bytes(data))
+    damaged = _load(db)
+    assert not sweep_cache.prime(damaged, PARAMS)
+    _same(_swept(damaged), computed)  # (and it writes a good file again)
+    assert sweep_cache.prime(_load(db), PARAMS)
+
+    other = tmp_path / "other.db"  # another database, its file in the same place
+    build_sample(other, "medium", messages=400)
+    stranger = _load(other)
+    os.replace(path, sweep_cache._Target(stranger, PARAMS).path)
+    assert not sweep_cache.prime(stranger, PARAMS)
+    assert not sweep_cache.prime(_load(db), PARAMS)  # (its own file is gone)
+
+    cut_elsewhere = Params(prompt=PARAMS.prompt, prompt_aware_eviction=True, fresh_tail_count=3)
+    again = _load(db)
+    _swept(again)  # writes the file anew, at the default fresh tail's cut
+    moved = _load(db)
+    assert sweep_cache.prime(moved, cut_elsewhere)  # the measures hold at any cut; the chunk flags do not
+    _same(
+        sweep_session(moved, cut_elsewhere, points=9, runs=4, workers=1),
+        sweep_session(_load(db), cut_elsewhere, points=9, runs=4, workers=1),
+    )
+
+
+def test_nothing_is_kept_for_a_session_the_render_cache_does_not_keep(
+    cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXVIEW_CACHE_MIN_MESSAGES", "100000")
+    _swept(_load(db))
+    assert not cache.exists() or _sweep_files(cache) == []
+    monkeypatch.setenv("CTXVIEW_CACHE_MIN_MESSAGES", "0")
+    monkeypatch.setenv("CTXVIEW_CACHE", "off")
+    _swept(_load(db))
+    assert not cache.exists() or _sweep_files(cache) == []
