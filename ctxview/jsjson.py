@@ -183,6 +183,7 @@ _DECODER = json.JSONDecoder(
     parse_int=_parse_int,
     parse_constant=_reject_constant,
 )
+JS_JSON_DECODER = _DECODER  # (its ``scan_once`` is ``js_parse`` without the surrounding-whitespace rule)
 
 
 def js_parse(text: str) -> Any:

@@ -26,7 +26,7 @@ from ctxview.assembly.fallbacks import deferred_degrade_decision
 from ctxview.assembly.incremental.decision_list import LazyDecisionList
 from ctxview.assembly.incremental.termindex import term_index
 from ctxview.assembly.lookup import find_conversation
-from ctxview.assembly.resolve import Renders
+from ctxview.assembly.resolve import PACK_FROM_MESSAGES, Renders
 from ctxview.assembly.rules import DetectedLine, EngineRules, detect_line, rules_for
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -134,8 +134,12 @@ class SessionAssembler:
         cached = self._resolved.get(key)
         if cached is None:
             renders = self._renders(key[1])
+            if renders is not None:  # each message's parts, once rendered, are read again only if needed
+                from ctxview.store import parts_releaser
+
+                renders.release = parts_releaser(self.session)
             cached = resolve_session(self.session, timezone, key[1], renders)
-            if renders is not None and renders.fresh and not renders.cached:
+            if renders is not None and renders.keep and renders.fresh and not renders.cached:
                 with _UNSAVED_LOCK:
                     _UNSAVED.append((self.session, key[1], renders))
                     del _UNSAVED[:-_UNSAVED_LIMIT]  # a process that never saves holds no more than this
@@ -145,14 +149,17 @@ class SessionAssembler:
     def _renders(self, sender_metadata: bool) -> Renders | None:
         """Message renders of an earlier run of this database state (render_cache), or where to collect them."""
         session = self.session
-        if session.cache_identity is None or len(session.messages) < render_cache.min_messages():
+        if len(session.messages) < render_cache.min_messages():
             return None
+        pack = len(session.messages) >= PACK_FROM_MESSAGES
+        if session.cache_identity is None or not render_cache.enabled():
+            return Renders(keep=False, pack=pack)  # (rendered all at once all the same; nothing kept for a cache)
         found = session.cached_renders
         if found is not None and found[0] == sender_metadata:
             session.cached_renders = None  # read by the store with the session: used once, then let go
-            return Renders(cached=found[1])
+            return Renders(cached=found[1], pack=pack)
         cached = render_cache.load(session.cache_identity, session.conversation.conversation_id, sender_metadata)
-        return Renders(cached=cached or {})
+        return Renders(cached=cached or {}, pack=pack)
 
     def prepare(self, params: Params | None = None) -> None:
         """Build what the first prompt would otherwise build: the resolution and its term index.

@@ -175,26 +175,25 @@ def rows_of(session: Session) -> Any:
     )
 
 
-def fields_of(render: RenderedMessage | None) -> Any:
+def fields_of(render: RenderedMessage | tuple[Any, ...] | None) -> Any:
     """What the cache keeps of a render: the message as ``marshal`` bytes (unpacked only when read) and the
-    facts the assembler reads of every item, so that reading them never unpacks it.
+    facts the assembler reads of every item, so that reading them never unpacks it
+    (``resolve.pack_render``; a render packed already is kept as it is).
 
     Raises ``ValueError`` for a message ``marshal`` cannot hold (such a message is not cached).
     """
-    if render is None:
-        return None
-    from ctxview.assembly.resolve import message_call_ids, message_result_id
+    if render is None or type(render) is tuple:
+        return render
+    from ctxview.assembly.resolve import pack_render
 
-    message = render.message
-    return (marshal.dumps(message), render.tokens, render.text, render.role, render.tool_call_id, render.tool_name,
-            render.degraded, message_result_id(message), message_call_ids(message), message.get("role"))
+    return pack_render(render)
 
 
 def save(
     identity: Identity | None,
     conversation_id: int,
     sender_metadata: bool,
-    renders: Mapping[int, RenderedMessage | None],
+    renders: Mapping[int, Any],
     source: str | os.PathLike[str],
     rows: Any = None,
 ) -> bool:

@@ -969,3 +969,20 @@ def _shown_id(summary_id: str) -> str:
     clean = "".join(ch if ch.isprintable() else "?" for ch in summary_id)
     return clean if len(clean) <= 32 else clean[:31] + "…"
 
+
+def parts_releaser(session: Session) -> Callable[[MessageRow], None] | None:
+    """What lets go of a message's parts once its render is made (issue 19: the largest table, held for
+    nothing): as on a render-cache open, they are then read again, from the same database state, if
+    something needs them after all.  None for a session of no known database state (``cache_identity``:
+    a live WAL database), whose parts could not be read again safely."""
+    identity = session.cache_identity
+    if identity is None:
+        return None
+    source = PartsSource(partial(_reread_parts, Path(session.source), session.conversation.conversation_id, identity))
+    stored = session.stored_message_ids
+
+    def release(row: MessageRow) -> None:
+        if type(row.parts) is tuple:
+            row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
+
+    return release

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.jsdate import format_for_attribute, parse_utc_timestamp
-from ctxview.jsjson import js_parse, js_string, js_stringify, js_trim
+from ctxview.jsjson import JS_JSON_DECODER, js_parse, js_string, js_stringify, js_trim
 from ctxview.model import FocusBriefRow, MessageRow, PartRow, SummaryRow
 
 
@@ -53,6 +53,7 @@ _ARGUMENTS_KEY_TYPES = frozenset({"toolCall", "functionCall"})
 SENDER_KEYS = ("senderId", "senderName", "senderUsername")
 
 _JSON_WS = " \t\n\r"
+_SCAN_JSON = JS_JSON_DECODER.scan_once
 
 
 # --- JSON decoding with JSON.parse semantics --------------------------------------------
@@ -80,11 +81,13 @@ def _parse_json_loose(value: Any) -> Any:
 def _decode_object(raw: str | None) -> Any:
     """The decoded metadata if it is a JS object (dict or list), else MISSING."""
     if isinstance(raw, str) and raw.startswith("{") and raw.endswith("}"):
-        # the usual shape: nothing surrounds the braces, so no whitespace rule can apply
+        # the usual shape: nothing surrounds the braces, so no whitespace rule can apply (js_parse's scan,
+        # called directly: this runs for every stored part)
         try:
-            return js_parse(raw)
-        except (ValueError, RecursionError):
+            value, end = _SCAN_JSON(raw, 0)
+        except (ValueError, StopIteration, RecursionError):
             return MISSING
+        return value if end == len(raw) else MISSING
     parsed = _parse_json_loose(raw)
     if isinstance(parsed, (dict, list)):
         return parsed
@@ -228,21 +231,25 @@ def pick_tool_is_error(parts: Sequence[PartRow], metas: Sequence[PartMeta] | Non
 def pick_model_identity(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> dict[str, str] | None:
     """§2.3: the first complete {provider, api, model[, responseModel]} identity."""
     for meta in _metas(parts, metas):
-        rec = meta.obj
-        if "modelProvider" not in rec:
+        rec = meta.decoded
+        if not isinstance(rec, dict) or "modelProvider" not in rec:
             continue
         identity: dict[str, str] = {}
-        for src, dst in (
-            ("modelProvider", "provider"),
-            ("modelApi", "api"),
-            ("modelId", "model"),
-            ("responseModelId", "responseModel"),
-        ):
-            if _non_empty_str(rec.get(src)):
-                identity[dst] = rec[src]
+        for src, dst in _IDENTITY_KEYS:
+            value = rec.get(src)
+            if isinstance(value, str) and value:  # (_non_empty_str, inline: this runs for every assistant part)
+                identity[dst] = value
         if "provider" in identity and "api" in identity and "model" in identity:
             return identity
     return None
+
+
+_IDENTITY_KEYS = (
+    ("modelProvider", "provider"),
+    ("modelApi", "api"),
+    ("modelId", "model"),
+    ("responseModelId", "responseModel"),
+)
 
 
 def pick_top_level_reasoning(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> dict[str, str]:
@@ -530,8 +537,11 @@ def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMes
     content_text = content if isinstance(content, str) else js_stringify(content)
     sender = parse_sender_metadata(row.sender_metadata) if role == "user" and sender_metadata else None
     sender_text = js_stringify(sender) if sender is not None else ""
-    pieces = [content_text, "\n".join(reasoning.values()), sender_text]
-    tokens = estimate_tokens("\n".join(p for p in pieces if p))
+    if reasoning or sender_text:
+        pieces = [content_text, "\n".join(reasoning.values()), sender_text]
+        tokens = estimate_tokens("\n".join(p for p in pieces if p))
+    else:  # (the usual message: its content text alone)
+        tokens = estimate_tokens(content_text)
     message: dict[str, Any]
     if role == "assistant":
         message = {"role": "assistant", "content": content}

@@ -15,15 +15,17 @@ import marshal
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from ctxview.assembly.forked_map import forked_map
 from ctxview.assembly.render import RenderedMessage, render_message, render_summary
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.gc_pause import gc_paused
 from ctxview.jsjson import js_stringify
-from ctxview.model import ContextItemRow, FocusBriefRow, Session, SummaryRow
+from ctxview.model import ContextItemRow, FocusBriefRow, MessageRow, Session, SummaryRow
 
 # §7.1 / §7.4 call-block types (note: "tool_call" is not one of them).
 CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "functionCall", "function_call"})
@@ -192,11 +194,15 @@ def _resolve_message(
     msg = session.messages.get(row.message_id) if row.message_id is not None else None
     if msg is None:
         return None
-    if renders is not None and msg.message_id in renders.cached:
-        cached = renders.cached[msg.message_id]
-        if cached is None:
-            return None
-        packed, tokens, text, role, tool_call_id, tool_name, degraded, result_id, call_ids, message_role = cached
+    made: Any = _NOT_MADE
+    if renders is not None:
+        made = renders.fresh.get(msg.message_id, _NOT_MADE)
+        if made is _NOT_MADE:
+            made = renders.cached.get(msg.message_id, _NOT_MADE)
+    if made is None:
+        return None
+    if type(made) is tuple:  # packed (pack_render)
+        packed, tokens, text, role, tool_call_id, tool_name, degraded, result_id, call_ids, message_role = made
         item = ResolvedItem(
             ordinal=row.ordinal,
             stored_message=packed,
@@ -212,9 +218,7 @@ def _resolve_message(
             message_role=message_role,
         )
     else:
-        rendered = render_message(msg, sender_metadata)
-        if renders is not None:
-            renders.fresh[msg.message_id] = rendered
+        rendered = made if isinstance(made, RenderedMessage) else render_message(msg, sender_metadata)
         if rendered is None:
             return None
         role, tool_call_id, tool_name = rendered.role, rendered.tool_call_id, rendered.tool_name
@@ -272,12 +276,102 @@ def resolve_item(
 class Renders:
     """Message renders from an earlier run of the same database state, and those made in this one.
 
-    ``cached`` maps a message id to its ``render_cache.fields_of`` tuple (None: the message is
-    skipped); ``fresh`` collects what this resolution rendered itself, for the caller to keep.
+    ``cached`` maps a message id to its ``pack_render`` tuple (None: the message is skipped);
+    ``fresh`` collects what this resolution rendered itself: the same tuples, or a ``RenderedMessage``
+    (not ``pack``, or a message ``marshal`` cannot hold), for the caller to keep when ``keep`` says so.
+    A resolution given a ``Renders`` renders every message it lacks at once (on two cores where one is
+    idle: the forked process sends its renders packed).
     """
 
     cached: Mapping[int, Any] = field(default_factory=dict)
-    fresh: dict[int, RenderedMessage | None] = field(default_factory=dict)
+    fresh: dict[int, Any] = field(default_factory=dict)
+    keep: bool = True
+    # the renders made here packed too (held as ``marshal`` bytes, as ``cached`` holds them), not as dicts:
+    # 100,000 messages' dicts hold far more memory (and what the cache keeps is packed anyway)
+    pack: bool = True
+    # called on each message once its render is made (or handed to the forked process), to let go of what
+    # only the render reads (its parts: ``store.parts_releaser``)
+    release: Callable[[MessageRow], None] | None = None
+
+
+_NOT_MADE: Any = object()
+# from this many messages, the renders made here are packed as they are made: below it, their dicts hold
+# less than ~25 MB more, and packing them first (then unpacking those a run sends) costs more than that saves
+PACK_FROM_MESSAGES = 25_000
+
+
+def pack_render(render: RenderedMessage | None) -> Any:
+    """A render as the render cache keeps it (``render_cache`` FORMAT 4): the message as ``marshal`` bytes
+    (unpacked only when read) and the facts the assembler reads of every item, so that reading them never
+    unpacks it; None for a skipped message.
+
+    Raises ``ValueError`` for a message ``marshal`` cannot hold (a JS number kept as text).
+    """
+    if render is None:
+        return None
+    message = render.message
+    return (marshal.dumps(message), render.tokens, render.text, render.role, render.tool_call_id, render.tool_name,
+            render.degraded, message_result_id(message), message_call_ids(message), message.get("role"))
+
+
+def _render_made(
+    row: MessageRow, sender_metadata: bool, release: Callable[[MessageRow], None] | None, pack: bool
+) -> Any:
+    render = render_message(row, sender_metadata)
+    if release is not None:
+        release(row)
+    return _packed(render) if pack else render
+
+
+def _packed(render: RenderedMessage | None) -> Any:
+    try:
+        return pack_render(render)
+    except ValueError:
+        return render  # (kept as it is: its message stays a dict)
+
+
+def _sendable(made: Any) -> Any:
+    """What the forked process sends of a render: packed (``ValueError`` where marshal cannot hold it: the
+    message is then rendered again here)."""
+    return made if made is None or type(made) is tuple else pack_render(made)
+
+
+def _release_all(release: Callable[[MessageRow], None], rows: Sequence[MessageRow]) -> None:
+    for row in rows:
+        release(row)
+
+
+def render_missing(session: Session, sender_metadata: bool, renders: Renders) -> None:
+    """Render every context message ``renders`` lacks into ``renders.fresh`` (packed, as ``renders.pack`` says).
+
+    The messages are rendered in this process and, where a core is idle and the session is large, a forked
+    one (``forked_map``), unless a message's parts are not in memory (``DeferredParts``: only this process
+    ever reads the database).  ``renders.release`` is told of each message as soon as its render is made
+    here, or the forked process has its own copy of it.
+    """
+    rows: list[MessageRow] = []
+    seen: set[int] = set()
+    messages = session.messages
+    for item in session.items:
+        if item.item_type != "message" or item.message_id is None:
+            continue
+        msg = messages.get(item.message_id)
+        if msg is None or msg.message_id in seen or msg.message_id in renders.cached:
+            continue
+        seen.add(msg.message_id)
+        rows.append(msg)
+    if not rows:
+        return
+    in_memory = all(type(row.parts) is tuple for row in rows)
+    release = renders.release
+    made = forked_map(
+        partial(_render_made, sender_metadata=sender_metadata, release=release, pack=renders.pack),
+        rows,
+        fork=None if in_memory else False,
+        handed_off=partial(_release_all, release) if release is not None else None,
+        send=_sendable,
+    )
+    renders.fresh.update(zip((row.message_id for row in rows), made, strict=True))
 
 
 def resolve_session(
@@ -292,6 +386,8 @@ def resolve_session(
     # the resolution lives as long as its session and holds no cycles worth collecting: frozen out of the
     # cyclic GC's generations, or every full collection would walk it in the middle of a keystroke
     with gc_paused(keep=True):
+        if renders is not None:
+            render_missing(session, sender_metadata, renders)
         for row in session.items:
             item = resolve_item(row, session, timezone, sender_metadata, renders)
             if item is not None:

@@ -319,7 +319,8 @@ def test_cached_rows_of_an_older_state_are_never_used(cache: Path, tmp_path: Pat
         (mid,) = connection.execute("SELECT MAX(message_id) FROM context_items").fetchone()
         connection.execute("UPDATE messages SET content = 'changed since' WHERE message_id = ?", (mid,))
     connection.close()
-    _, session = _resolve(db)
+    with LcmStore(db) as store:  # (as read: a resolution lets go of the parts once every message is rendered)
+        session = store.load_session()
     assert session.messages[mid].content == "changed since"
     assert not isinstance(session.messages[mid].parts, DeferredParts)
 

@@ -1,0 +1,204 @@
+"""A map over many items shared with one forked process, for per-item work too large for one core.
+
+Rendering every message of a 100,000-message session takes seconds of pure Python with no single hot
+spot; on a machine with an idle core, a forked copy of this process can do the first part of the list
+while this one does the rest.  The child sends its results back as one ``marshal`` blob through a
+pipe, so they must be values ``marshal`` holds; anything the child could not do or send (an
+exception, a value ``marshal`` cannot hold, the child dying) is simply done again here, so the result
+is always what ``[function(item) for item in items]`` gives, whichever process computed each item.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# below this many items the work takes milliseconds: a fork costs more than it saves
+FORK_FROM_ITEMS = 4000
+# the child's part of the list: this process also reads the child's results back (and forks it)
+CHILD_SHARE = 0.5
+_BATCH = 4096  # results per marshal blob the child sends
+
+
+def fork_helps(count: int) -> bool:
+    """True where a fork is safe and likely to help: ``count`` items or more, no other thread in this
+    process (a forked copy of a threaded process may inherit locks that are never released), Linux, a
+    second core this process may use, and fewer processes wanting a core than there are cores (this one
+    counts): on a machine busy with others the child mostly waits, and copying its results back then
+    makes the whole slower, not faster (measured on 2 cores beside two busy processes)."""
+    if count < FORK_FROM_ITEMS or not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    if cores < 2:
+        return False
+    try:
+        return os.getloadavg()[0] < cores
+    except OSError:
+        return True
+
+
+def forked_map(
+    function: Callable[[T], Any],
+    items: Sequence[T],
+    *,
+    fork: bool | None = None,
+    child_share: float = CHILD_SHARE,
+    handed_off: Callable[[Sequence[T]], None] | None = None,
+    send: Callable[[Any], Any] | None = None,
+) -> list[Any]:
+    """``[function(item) for item in items]``, the first ``child_share`` of the items in a forked process.
+
+    ``fork``: None decides with ``fork_helps``; False never forks; True forks whenever the platform can.
+    ``function`` must not depend on which process runs it (the child's side effects are lost) and
+    should be deterministic: an item the child could not do is done again here, and an exception it
+    raises here propagates (the child is then ended).  ``handed_off`` is called here with the child's
+    items as soon as the child has its own copy of them (to let go of what only their work needs: if
+    the child fails, ``function`` is called on them here all the same).  ``send``: what the child sends of
+    each result (the result itself by default); it must give a value ``function`` could have given,
+    since the child's items come back as ``send(function(item))``.
+    """
+    if fork is None:
+        fork = fork_helps(len(items))
+    split = min(len(items), max(0, round(len(items) * child_share)))
+    if not fork or not hasattr(os, "fork") or split == 0:
+        return [function(item) for item in items]
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return [function(item) for item in items]
+    if pid == 0:  # the child: never returns
+        _child(function if send is None else _then(function, send), items[:split], read_end, write_end)
+    os.close(write_end)
+    finished = False
+    try:
+        if handed_off is not None:
+            handed_off(items[:split])
+        own = [function(item) for item in items[split:]]
+        theirs = _collect(read_end, pid, split)
+        finished = True
+    finally:
+        os.close(read_end)
+        if not finished:  # this process raised: the child's work is not wanted
+            _end(pid)
+    if theirs is None:  # the child failed: its part is done here
+        return [function(item) for item in items[:split]] + own
+    results, missing = theirs
+    for index in missing:
+        results[index] = function(items[index])
+    return results + own
+
+
+def _then(function: Callable[[T], Any], send: Callable[[Any], Any]) -> Callable[[T], Any]:
+    return lambda item: send(function(item))
+
+
+def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
+    """Compute everything, then send it, and leave at once: no exit handler, no flush of buffers this
+    process inherited.  (Sending as it goes would stall on the full pipe while the parent does its part.)"""
+    status = 1
+    try:
+        os.close(read_end)
+        results: list[Any] = []
+        missing: list[int] = []
+        for index, item in enumerate(items):
+            try:
+                results.append(function(item))
+            except Exception:  # (done again by the parent, which then sees the exception itself)
+                results.append(None)
+                missing.append(index)
+        for start in range(0, len(results), _BATCH):
+            batch = results[start : start + _BATCH]
+            try:
+                blob = marshal.dumps(batch)
+            except ValueError:  # a result marshal cannot hold: send the others
+                for index, result in enumerate(batch):
+                    if not _marshallable(result):
+                        batch[index] = None
+                        missing.append(start + index)
+                blob = marshal.dumps(batch)
+            _send(write_end, blob)
+        _send(write_end, marshal.dumps(sorted(missing)))
+        status = 0
+    except BaseException:  # (whatever happens, the child must not return into the caller)
+        pass
+    finally:
+        os._exit(status)
+
+
+def _send(fd: int, blob: bytes) -> None:
+    view = memoryview(len(blob).to_bytes(8, "big") + blob)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(reader: Any) -> Any:
+    """The next blob's value; raises EOFError when the child sent no more."""
+    size = int.from_bytes(_read_exactly(reader, 8), "big")
+    return marshal.loads(_read_exactly(reader, size))
+
+
+def _read_exactly(reader: Any, size: int) -> bytearray:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    done = 0
+    while done < size:
+        count = reader.readinto(view[done:])
+        if not count:
+            raise EOFError("the forked process sent less than it announced")
+        done += count
+    return buffer
+
+
+def _collect(read_end: int, pid: int, count: int) -> tuple[list[Any], list[int]] | None:
+    """(the child's ``count`` results, the indexes of those it could not do), or None when it failed.
+
+    The results come in batches of ``_BATCH``, each loaded as soon as it is read: the bytes of the
+    whole lot are never held at once."""
+    results: list[Any] = []
+    missing: Any = None
+    try:
+        with os.fdopen(os.dup(read_end), "rb", buffering=0) as reader:
+            while len(results) < count:
+                batch = _receive(reader)
+                if not isinstance(batch, list) or not batch:
+                    break
+                results.extend(batch)
+            missing = _receive(reader)
+    except (EOFError, ValueError, TypeError, OSError):
+        missing = None
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or len(results) != count or not isinstance(missing, list):
+        return None
+    if any(type(index) is not int or not 0 <= index < count for index in missing):
+        return None
+    return results, missing
+
+
+def _end(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+def _marshallable(value: Any) -> bool:
+    try:
+        marshal.dumps(value)
+    except ValueError:
+        return False
+    return True
