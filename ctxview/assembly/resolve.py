@@ -349,9 +349,11 @@ def render_missing(session: Session, sender_metadata: bool, renders: Renders) ->
     ever reads the database).  ``renders.release`` is told of each message as soon as its render is made
     here, or the forked process has its own copy of it.
     """
+    messages = session.messages
+    if not messages.keys() - renders.cached.keys():
+        return  # (a warm open: the cache has a render of every message)
     rows: list[MessageRow] = []
     seen: set[int] = set()
-    messages = session.messages
     for item in session.items:
         if item.item_type != "message" or item.message_id is None:
             continue
