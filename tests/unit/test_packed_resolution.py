@@ -22,15 +22,7 @@ from ctxview.pipeline import SessionAssembler, save_pending_renders
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
 from tests.parity.corpus import corpus_cases, shared_corpus
-
-
-def _typed(value: Any) -> Any:
-    """``value`` with the type of every part spelt out (``==`` alone takes 1, 1.0 and True for one another)."""
-    if isinstance(value, dict):
-        return ("dict", tuple((_typed(k), _typed(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(_typed(v) for v in value))
-    return (type(value).__name__, repr(value))
+from tests.typed import typed
 
 
 def _facts(item: ResolvedItem) -> tuple[Any, ...]:
@@ -38,7 +30,7 @@ def _facts(item: ResolvedItem) -> tuple[Any, ...]:
         item.ordinal, item.key, item.tokens, item.text, js_stringify(item.message), item.role, item.is_message,
         item.message_id, item.seq, item.source_role, item.degraded, item.result_id, item.call_ids, item.file_id,
         item.file_byte_size, item.file_summary, item.stub_tool_name, item.stub_tool_call_id, item.message_role,
-        item.stub_eligible, item.summary, item.summary_max_source_seq, _typed(item.message),
+        item.stub_eligible, item.summary, item.summary_max_source_seq, typed(item.message),
     )
 
 

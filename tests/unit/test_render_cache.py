@@ -12,7 +12,6 @@ import importlib.util
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -31,17 +30,7 @@ from ctxview.pipeline import SessionAssembler, save_pending_renders
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
 from tests.parity.corpus import corpus_cases, shared_corpus
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    save_pending_renders()  # what other tests left pending goes to their cache, not this one
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("CTXVIEW_CACHE_DIR", str(directory))
-    monkeypatch.setenv("CTXVIEW_CACHE_MIN_MESSAGES", "0")
-    monkeypatch.delenv("CTXVIEW_CACHE", raising=False)
-    yield directory
-    save_pending_renders()
+from tests.typed import typed
 
 
 def _facts(item: ResolvedItem) -> tuple[Any, ...]:
@@ -49,17 +38,8 @@ def _facts(item: ResolvedItem) -> tuple[Any, ...]:
         item.ordinal, item.key, item.tokens, item.text, js_stringify(item.message), item.role, item.is_message,
         item.message_id, item.seq, item.source_role, item.degraded, item.result_id, item.call_ids, item.file_id,
         item.file_byte_size, item.file_summary, item.stub_tool_name, item.stub_tool_call_id, item.message_role,
-        item.stub_eligible, _typed(item.message),
+        item.stub_eligible, typed(item.message),
     )
-
-
-def _typed(value: Any) -> Any:
-    """``value`` with the type of every part spelt out (``==`` alone takes 1, 1.0 and True for one another)."""
-    if isinstance(value, dict):
-        return ("dict", tuple((_typed(k), _typed(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(_typed(v) for v in value))
-    return (type(value).__name__, repr(value))
 
 
 def _resolve(path: Path, sender_metadata: bool = True) -> tuple[list[tuple[Any, ...]], Any]:
@@ -72,12 +52,12 @@ def _resolve(path: Path, sender_metadata: bool = True) -> tuple[list[tuple[Any, 
 def _rows(session: Any) -> tuple[Any, ...]:
     """The session as read, but the parts (deferred on a warm open)."""
     messages = [
-        (mid, type(mid), m.message_id, m.seq, m.role, m.content, _typed(m.token_count), m.created_at,
-         m.large_content, m.sender_metadata, _typed(getattr(m.parts, "stored_id", mid)))
+        (mid, type(mid), m.message_id, m.seq, m.role, m.content, typed(m.token_count), m.created_at,
+         m.large_content, m.sender_metadata, typed(getattr(m.parts, "stored_id", mid)))
         for mid, m in session.messages.items()
     ]
     return (session.items, messages, session.warnings, session.row_warnings, session.stored_message_ids,
-            session.conversation, _typed(session.stored_context_tokens), session.stored_sums, session.large_files)
+            session.conversation, typed(session.stored_context_tokens), session.stored_sums, session.large_files)
 
 
 def _stored(session: Any, sender_metadata: bool = True) -> dict[int, Any] | None:

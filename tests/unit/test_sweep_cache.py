@@ -10,7 +10,6 @@ unchanged are not cleaned up again.  A file of another state, or a damaged one, 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,23 +19,12 @@ from ctxview.assembly.incremental import chunked_repair
 from ctxview.assembly.incremental.static import chunk_plan_of, static_of
 from ctxview.jsjson import js_stringify
 from ctxview.model import Params
-from ctxview.pipeline import SessionAssembler, save_pending_renders
+from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
 from ctxview.sweep import SweepResult, sweep_json, sweep_session
 
 PARAMS = Params(prompt="database migration rollback", prompt_aware_eviction=True)
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    save_pending_renders()  # what other tests left pending goes to their cache, not this one
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("CTXVIEW_CACHE_DIR", str(directory))
-    monkeypatch.setenv("CTXVIEW_CACHE_MIN_MESSAGES", "0")
-    monkeypatch.delenv("CTXVIEW_CACHE", raising=False)
-    yield directory
-    save_pending_renders()
 
 
 @pytest.fixture
