@@ -116,12 +116,20 @@ def _code_version() -> str:
     ``__version__`` alone would let a renderer fixed between two releases reuse renders of the old one;
     the rows as read depend on the store's reading rules (and the item facts on the resolver's).
     """
+    # (the sources are read, not imported: the store, one of them, imports this module)
+    return sources_digest(
+        f"{FORMAT}\0{__version__}",
+        ("ctxview.assembly.render", "ctxview.assembly.resolve", "ctxview.assembly.tokens", "ctxview.dbvalues",
+         "ctxview.jsjson", "ctxview.model", "ctxview.store", __name__),
+    )
+
+
+def sources_digest(seed: str, modules: tuple[str, ...]) -> str:
+    """A digest of ``seed`` and the source of each module (found, not imported): a cache's code version."""
     import importlib.util
 
-    digest = hashlib.sha256(f"{FORMAT}\0{__version__}".encode())
-    # (the sources are read, not imported: the store, one of them, imports this module)
-    for name in ("ctxview.assembly.render", "ctxview.assembly.resolve", "ctxview.assembly.tokens", "ctxview.dbvalues",
-                 "ctxview.jsjson", "ctxview.model", "ctxview.store", __name__):
+    digest = hashlib.sha256(seed.encode())
+    for name in modules:
         try:
             spec = importlib.util.find_spec(name)
             digest.update(Path(spec.origin if spec is not None and spec.origin else "").read_bytes())
@@ -214,7 +222,9 @@ def save(
     try:
         payload = marshal.dumps((entries, rows))
     except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
-        payload = marshal.dumps(({mid: f for mid, f in entries.items() if _marshallable(f)}, None))
+        from ctxview.assembly.forked_map import marshallable
+
+        payload = marshal.dumps(({mid: f for mid, f in entries.items() if marshallable(f)}, None))
     header = _header(identity, conversation_id, sender_metadata)
     target = _file_for(directory, identity, conversation_id, sender_metadata)
     try:
@@ -263,14 +273,6 @@ def write_entry(target: Path, magic: bytes, header: bytes, payload: bytes) -> No
     except BaseException:
         os.unlink(temporary)
         raise
-
-
-def _marshallable(value: Any) -> bool:
-    try:
-        marshal.dumps(value)
-    except ValueError:
-        return False
-    return True
 
 
 def prune(directory: Path, suffix: str = ".renders") -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
@@ -51,16 +50,7 @@ _SOURCES = (
 
 @functools.cache
 def _code_version() -> str:
-    import importlib.util
-
-    digest = hashlib.sha256(f"{FORMAT}\0{render_cache._code_version()}".encode())
-    for name in _SOURCES:
-        try:
-            spec = importlib.util.find_spec(name)
-            digest.update(Path(spec.origin if spec is not None and spec.origin else "").read_bytes())
-        except (OSError, ImportError, ValueError):
-            digest.update(name.encode())
-    return digest.hexdigest()
+    return render_cache.sources_digest(f"{FORMAT}\0{render_cache._code_version()}", _SOURCES)
 
 
 class _Target:

@@ -124,7 +124,7 @@ def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, writ
                 blob = marshal.dumps(batch)
             except ValueError:  # a result marshal cannot hold: send the others
                 for index, result in enumerate(batch):
-                    if not _marshallable(result):
+                    if not marshallable(result):
                         batch[index] = None
                         missing.append(start + index)
                 blob = marshal.dumps(batch)
@@ -196,7 +196,8 @@ def _end(pid: int) -> None:
         pass
 
 
-def _marshallable(value: Any) -> bool:
+def marshallable(value: Any) -> bool:
+    """True when ``marshal`` can hold ``value`` (a JS number kept as text, for one, it cannot)."""
     try:
         marshal.dumps(value)
     except ValueError:
