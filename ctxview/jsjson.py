@@ -251,12 +251,27 @@ def _default(value: Any) -> Any:
 # allow_nan=False fails exactly when a non-finite float is present (JSON.stringify writes
 # null), so text that merely mentions "NaN" or "Infinity" is not sent through a copy.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=False)
+# The C encoder ``_ENCODER.encode`` builds on every call, built once (``encode`` spends as long building it
+# and wrapping its result as the C code spends encoding a usual message).  No circular-reference markers:
+# values parsed from JSON or built from database rows hold no cycles (one would end in RecursionError).
+_C_ENCODE: Any = (
+    json.encoder.c_make_encoder(None, _default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    if json.encoder.c_make_encoder is not None
+    else None
+)
+
+
+def _encode(value: Any) -> str:
+    """``_ENCODER.encode(value)``."""
+    if _C_ENCODE is None:  # pragma: no cover - CPython always has the C encoder
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 def js_stringify(value: Any) -> str:
     """``JSON.stringify(value)``: compact, insertion key order, raw non-ASCII."""
     try:
-        text = _ENCODER.encode(value)
+        text = _encode(value)
     except ValueError:
         try:
             json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=True)

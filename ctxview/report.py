@@ -77,48 +77,101 @@ _ITEMS_PLACEHOLDER = "\u0000ctxview: the trace items go here\u0000"
 _STREAM_BATCH = 2048  # items encoded together: few encoder calls, little held at once
 
 
-def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
+def write_trace_json(trace: Trace, write: Callable[[str], Any], *, fork: bool = False) -> None:
     """Write ``dumps(trace_to_json(trace))`` in pieces, byte for byte the same text.
 
     The document is encoded once with a marker where the items go; the items are
     written a batch at a time from the decision list's rows (``scan_rows``: the
     run's values, no ``Decision`` built), so a 100,000-item trace never holds every
-    item object, nor the whole text, at once.
+    item object, nor the whole text, at once.  ``fork``: where a core is idle and the
+    trace is long, a forked copy of this process writes the later items meanwhile
+    (``forked_map.ForkedText``), while this one writes the rest of the document.
     """
     decisions = trace.decisions
-    document = trace_to_json(trace, with_items=False)  # everything but the per-item lists
-    body = document["trace"]
-    body["items"] = _ITEMS_PLACEHOLDER
-    body["replacedByFocus"], body["liveInputs"] = _replaced_and_live(decisions)
-    marker = dumps(_ITEMS_PLACEHOLDER)
-    whole = dumps(document)
-    if whole.count(marker) != 1:  # (a stored text that spells the marker: no shortcut)
-        write(dumps(trace_to_json(trace)))
-        return
-    at = whole.index(marker)
-    write(whole[:at])
-    tail = whole[at + len(marker) :]
-    del whole
-    write("[")
+    later, split = _forked_items(decisions) if fork else (None, None)
+    try:
+        document = trace_to_json(trace, with_items=False)  # everything but the per-item lists
+        body = document["trace"]
+        body["items"] = _ITEMS_PLACEHOLDER
+        body["replacedByFocus"], body["liveInputs"] = _replaced_and_live(decisions)
+        marker = dumps(_ITEMS_PLACEHOLDER)
+        whole = dumps(document)
+        if whole.count(marker) != 1:  # (a stored text that spells the marker: no shortcut)
+            write(dumps(trace_to_json(trace)))
+            return
+        at = whole.index(marker)
+        write(whole[:at])
+        tail = whole[at + len(marker) :]
+        del whole
+        write("[")
+        wrote = False
+        for piece in _item_pieces(decisions, 0, split):
+            write("," + piece if wrote else piece)
+            wrote = True
+        if later is not None and split is not None:
+            done, later = later.write_to(write, skip=0 if wrote else 1), None
+            if not done:  # the forked process failed: its items are written here
+                for piece in _item_pieces(decisions, split, None):
+                    write("," + piece if wrote else piece)
+                    wrote = True
+        write("]")
+        write(tail)
+    finally:
+        if later is not None:
+            later.cancel()
+
+
+# the items a forked process writes (the later part of them): from this many decisions, and this share of them
+FORK_ITEMS_FROM = 4000
+FORK_ITEMS_SHARE = 0.6
+
+
+def _forked_items(decisions: Sequence[Decision]) -> tuple[Any, int | None]:
+    """(the forked process writing the items from position ``split`` on, ``split``), or (None, None)."""
+    from ctxview.assembly.forked_map import ForkedText, fork_helps
+    from ctxview.assembly.incremental.decision_list import CHUNK
+
+    count = getattr(decisions, "base_count", None)
+    if count is None or count < FORK_ITEMS_FROM or not fork_helps(count):
+        return None, None
+    split = _fork_split(count)
+    if split % CHUNK or not 0 < split < count:
+        return None, None
+    try:
+        later = ForkedText(lambda: ("," + piece for piece in _item_pieces(decisions, split, None)))
+    except OSError:
+        return None, None
+    return later, split
+
+
+def _fork_split(count: int) -> int:
+    """The first position the forked process writes: its share of ``count``, at a batch's start."""
+    return int(count * (1 - FORK_ITEMS_SHARE)) // _STREAM_BATCH * _STREAM_BATCH
+
+
+def _item_pieces(decisions: Sequence[Decision], start: int, stop: int | None) -> Iterable[str]:
+    """The item texts of the decisions at positions ``start`` to ``stop`` (None: to the end, appended ones
+    included), ``_STREAM_BATCH`` items a piece joined by commas; empty pieces are left out."""
     scan_rows = getattr(decisions, "scan_rows", None)
     rows: Iterable[list[Any]] = (
-        scan_rows(ROW_FIELDS)
+        scan_rows(ROW_FIELDS, start)
         if scan_rows is not None
-        else ([getattr(d, name) for name in ROW_FIELDS] for d in decisions)
+        else ([getattr(d, name) for name in ROW_FIELDS] for d in decisions[start:])
     )
+    left = -1 if stop is None else stop - start
     batch: list[list[Any]] = []
-    first = True
     for row in rows:
+        if left == 0:
+            break
+        left -= 1
         # row[1] ordinal, row[14] outcome: the context items the parity trace lists
         if row[1] is not None and row[14] not in _NOT_ITEMS:
             batch.append(row)
             if len(batch) == _STREAM_BATCH:
-                write(("" if first else ",") + rows_text(batch))
-                first, batch = False, []
+                yield rows_text(batch)
+                batch = []
     if batch:
-        write(("" if first else ",") + rows_text(batch))
-    write("]")
-    write(tail)
+        yield rows_text(batch)
 
 
 _NOT_ITEMS = frozenset(("unresolved", "replaced-by-focus"))

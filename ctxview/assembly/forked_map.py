@@ -14,7 +14,7 @@ import marshal
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -194,6 +194,79 @@ def _end(pid: int) -> None:
         os.waitpid(pid, 0)
     except OSError:
         pass
+
+
+class ForkedText:
+    """Text a forked copy of this process makes while this one makes its own: the later part of a long output.
+
+    The child writes ``make()``'s pieces, UTF-8, to an unnamed temporary file (never a pipe: it would
+    stall once full, while this process is busy with its own part) and leaves at once.  ``write_to``
+    then copies that text out, or answers False when the child failed, so that the caller makes the
+    text itself: what is written is always what ``make()`` gives, whichever process made it.
+    """
+
+    def __init__(self, make: Callable[[], Iterable[str]]) -> None:
+        import tempfile
+
+        self._file = tempfile.TemporaryFile()  # (raises OSError where no temporary file can be made)
+        self._reaped = False
+        try:
+            self._pid = os.fork()
+        except OSError:
+            self._file.close()
+            raise
+        if self._pid == 0:  # the child: never returns
+            _make_text(make, self._file.fileno())
+
+    def write_to(self, write: Callable[[str], Any], *, skip: int = 0) -> bool:
+        """Wait for the child and ``write`` its text (without its first ``skip`` characters); False if it failed
+        (then nothing is written)."""
+        import codecs
+
+        try:
+            _, status = os.waitpid(self._pid, 0)
+            self._reaped = True
+            if status != 0:
+                return False
+            self._file.seek(0)
+            decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+            while True:
+                block = self._file.read(1 << 20)
+                text = decoder.decode(block, final=not block)
+                if skip and text:
+                    dropped = min(skip, len(text))
+                    text, skip = text[dropped:], skip - dropped
+                if text:
+                    write(text)
+                if not block:
+                    return True
+        finally:
+            self._file.close()
+
+    def cancel(self) -> None:
+        """This process's part failed: end the child (unless ``write_to`` has waited for it) and let its file go."""
+        if not self._reaped:
+            self._reaped = True
+            _end(self._pid)
+        self._file.close()
+
+
+def _make_text(make: Callable[[], Iterable[str]], fd: int) -> None:
+    status = 1
+    try:
+        for piece in make():
+            _write_all(fd, piece.encode("utf-8", "surrogatepass"))
+        status = 0
+    except BaseException:  # (whatever happens, the child must not return into the caller)
+        pass
+    finally:
+        os._exit(status)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def marshallable(value: Any) -> bool:

@@ -57,6 +57,6 @@ def run(args: argparse.Namespace) -> int:
         return run_export(args, trace)
     from ctxview.report import write_trace_json
 
-    write_trace_json(trace, sys.stdout.write)
+    write_trace_json(trace, sys.stdout.write, fork=True)  # (the later items in a forked process, where that helps)
     sys.stdout.write("\n")
     return 0

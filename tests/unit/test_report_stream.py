@@ -86,3 +86,67 @@ class _Text(str):
 def test_rows_text_is_the_encoder_s_text(changes: dict[str, object]) -> None:
     rows = [_row(), _row(**changes), _row(ordinal=3)]
     assert report.rows_text(rows) == dumps([report._row_item_json(row) for row in rows])[1:-1]
+
+
+# 75 to 400 items, live inputs after them; unresolved, dropped and clamped items on both sides of a split
+@pytest.mark.parametrize("case", ["017", "016", "003", "049", "034"])
+@pytest.mark.parametrize("split", [32, 64, "all but the last chunk"])
+def test_the_later_items_written_by_a_forked_process_give_the_same_text(
+    case: str, split: int | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxview.assembly import forked_map
+    from ctxview.assembly.incremental.decision_list import CHUNK
+
+    trace = run_case(case)
+    count = trace.decisions.base_count  # type: ignore[attr-defined]
+    at = (count - 1) // CHUNK * CHUNK if isinstance(split, str) else split
+    assert 0 < at < count
+    monkeypatch.setattr(report, "FORK_ITEMS_FROM", 1)
+    monkeypatch.setattr(report, "_STREAM_BATCH", 5)  # (several batches on each side of the split)
+    monkeypatch.setattr(report, "_fork_split", lambda _count: at)
+    monkeypatch.setattr(forked_map, "fork_helps", lambda _count: True)
+    forks: list[int] = []
+    real = forked_map.ForkedText.__init__
+
+    def counted(self: forked_map.ForkedText, make: object) -> None:
+        forks.append(at)
+        real(self, make)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(forked_map.ForkedText, "__init__", counted)
+    pieces: list[str] = []
+    write_trace_json(trace, pieces.append, fork=True)
+    assert forks == [at]
+    assert "".join(pieces) == dumps(trace_to_json(run_case(case)))
+
+
+def test_a_failed_forked_process_leaves_its_items_to_this_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxview.assembly import forked_map
+
+    trace = run_case("017")
+    monkeypatch.setattr(report, "FORK_ITEMS_FROM", 1)
+    monkeypatch.setattr(report, "_fork_split", lambda _count: 64)
+    monkeypatch.setattr(forked_map, "fork_helps", lambda _count: True)
+    failed: list[bool] = []
+
+    def fail(self: forked_map.ForkedText, write: object, skip: int = 0) -> bool:
+        self.cancel()
+        failed.append(True)
+        return False
+
+    monkeypatch.setattr(forked_map.ForkedText, "write_to", fail)
+    pieces: list[str] = []
+    write_trace_json(trace, pieces.append, fork=True)
+    assert failed == [True]
+    assert "".join(pieces) == dumps(trace_to_json(run_case("017")))
+
+
+def test_no_fork_for_a_short_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxview.assembly import forked_map
+
+    monkeypatch.setattr(forked_map, "fork_helps", lambda _count: True)
+    trace = run_case("005")
+    assert trace.decisions.base_count < report.FORK_ITEMS_FROM  # type: ignore[attr-defined]
+    monkeypatch.setattr(forked_map.ForkedText, "__init__", lambda *_args: pytest.fail("forked"))
+    pieces: list[str] = []
+    write_trace_json(trace, pieces.append, fork=True)
+    assert "".join(pieces) == dumps(trace_to_json(run_case("005")))

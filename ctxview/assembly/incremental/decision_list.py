@@ -222,16 +222,23 @@ class LazyDecisionList(Sequence[Decision]):
             yield from chunk if chunk is not None else self._fresh_chunk(number)
         yield from self._extra
 
-    def scan_rows(self, fields: tuple[str, ...]) -> Iterator[list[Any]]:
+    def scan_rows(self, fields: tuple[str, ...], start: int = 0) -> Iterator[list[Any]]:
         """``[getattr(d, f) for f in fields]`` of every decision in order, like ``scan``, mostly without decisions.
 
         When ``fields`` are the row builder's (``fields[0]`` the key), a chunk nobody has read
         comes from it, with this list's changes applied to the rows as ``_fresh_chunk`` applies
-        them to decisions; other positions are read from their decisions.
+        them to decisions; other positions are read from their decisions.  ``start``: from that
+        position on (a multiple of ``CHUNK``, at most ``base_count``), the positions before it never built.
         """
+        if start % CHUNK or not 0 <= start <= self._count:
+            raise ValueError(f"scan_rows starts at a chunk of the context items, not at {start}")
         rows = self._rows
         if rows is None or rows[0] != fields or fields[0] != "key":
-            for decision in self.scan():
+            for number in range(start // CHUNK, len(self._chunks)):
+                chunk = self._chunks[number]
+                for decision in chunk if chunk is not None else self._fresh_chunk(number):
+                    yield [getattr(decision, name) for name in fields]
+            for decision in self._extra:
                 yield [getattr(decision, name) for name in fields]
             return
         build = rows[1]
@@ -240,7 +247,7 @@ class LazyDecisionList(Sequence[Decision]):
         key_maps = [(where[name], mapping) for name, mapping in self._key_maps.items() if name in where]
         overrides = self._overrides
         chunks = self._chunks
-        number = 0
+        number = start // CHUNK
         while number < len(chunks):
             chunk = chunks[number]
             if chunk is not None:
