@@ -104,6 +104,12 @@ def decode_stored(value: str | None) -> tuple[bool, Any]:
     """§2.1 ``decodeStored`` for ``tool_input``/``tool_output``: (present?, value)."""
     if not isinstance(value, str) or value == "":
         return False, None
+    if value[0] == "{" and value[-1] == "}":  # the usual shape: nothing surrounds the braces (as _decode_object)
+        try:
+            parsed, end = _SCAN_JSON(value, 0)
+        except (ValueError, StopIteration, RecursionError):
+            return True, value
+        return True, (parsed if end == len(value) else value)
     if js_trim(value) == "":
         return True, value
     ok, parsed = parse_json_text(value)
@@ -144,16 +150,23 @@ def part_meta(part: PartRow) -> PartMeta:
     decoded = _decode_object(part.metadata)
     if isinstance(decoded, dict):
         rec = decoded
-        only = rec.get("topLevelReasoningOnly")
+        original = rec.get("originalRole")  # (_nes, inline: this runs for every stored part)
+        raw_type = rec.get("rawType")
         field = rec.get("topLevelReasoningField")
+        if field is None:
+            reasoning_field = reasoning_content = None
+        else:
+            reasoning_field = field if field.__class__ is str and field else None
+            reasoning_content = _nes(rec, "topLevelReasoningContent")
+        only = rec.get("topLevelReasoningOnly")
         return PartMeta(
             decoded,
-            _nes(rec, "originalRole"),
-            _nes(rec, "rawType"),
+            original if original.__class__ is str and original else None,
+            raw_type if raw_type.__class__ is str and raw_type else None,
             rec.get("raw", MISSING),
-            field if field.__class__ is str and field else None,
-            _nes(rec, "topLevelReasoningContent") if field is not None else None,
-            only if isinstance(only, bool) else None,
+            reasoning_field,
+            reasoning_content,
+            only if only is True or only is False else None,
         )
     return PartMeta(decoded, None, None, MISSING, None, None, None)
 
@@ -234,22 +247,17 @@ def pick_model_identity(parts: Sequence[PartRow], metas: Sequence[PartMeta] | No
         rec = meta.decoded
         if not isinstance(rec, dict) or "modelProvider" not in rec:
             continue
-        identity: dict[str, str] = {}
-        for src, dst in _IDENTITY_KEYS:
-            value = rec.get(src)
-            if isinstance(value, str) and value:  # (_non_empty_str, inline: this runs for every assistant part)
-                identity[dst] = value
-        if "provider" in identity and "api" in identity and "model" in identity:
-            return identity
+        # (the keys one by one, in this order, each a non-empty string: this runs for every assistant part)
+        provider, api, model = rec.get("modelProvider"), rec.get("modelApi"), rec.get("modelId")
+        if not (isinstance(provider, str) and provider and isinstance(api, str) and api
+                and isinstance(model, str) and model):
+            continue
+        identity = {"provider": provider, "api": api, "model": model}
+        response = rec.get("responseModelId")
+        if isinstance(response, str) and response:
+            identity["responseModel"] = response
+        return identity
     return None
-
-
-_IDENTITY_KEYS = (
-    ("modelProvider", "provider"),
-    ("modelApi", "api"),
-    ("modelId", "model"),
-    ("responseModelId", "responseModel"),
-)
 
 
 def pick_top_level_reasoning(parts: Sequence[PartRow], metas: Sequence[PartMeta] | None = None) -> dict[str, str]:
@@ -512,32 +520,43 @@ def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMes
     """§2.6 ``resolveMessageItem`` for a loaded row (None when it is skipped).
 
     ``sender_metadata``: the 0.15 line adds the sender as ``__openclaw`` (and counts it in the
-    tokens); the 1.0 line never reads the column (delta D3).
+    tokens); the 1.0 line never reads the column (delta D3).  (This runs for every stored message
+    of a session on a cold open: the steps of ``runtime_role`` and ``_content_from_parts`` are
+    inlined for the usual parts, and the rest goes through them.)
     """
-    if is_skipped_message(row):
-        return None
     parts = row.parts
-    metas = [part_meta(p) for p in parts]
     fallback = row.content if isinstance(row.content, str) else ""
-    role0 = runtime_role(row.role, parts, metas)
+    if not parts and row.role == "assistant" and js_trim(fallback) == "":
+        return None  # (is_skipped_message)
+    metas = [part_meta(p) for p in parts]
+    original = None
+    for meta in metas:
+        if meta.original_role is not None:
+            original = meta.original_role
+            break
+    role0 = _ROLE_OF_ORIGINAL.get(original) if original is not None else None
+    if role0 is None:
+        role0 = _ROLE_OF_DB_ROLE.get(row.role, "user")
     tool_call_id = tool_name = None
     is_error: bool | None = None
+    degraded = False
+    role = role0
     if role0 == "toolResult":
         tool_call_id = pick_tool_call_id(parts, metas)
         tool_name = pick_tool_name(parts, metas) or "unknown"
         is_error = pick_tool_is_error(parts, metas)
-    degraded = role0 == "toolResult" and tool_call_id is None
-    role = "assistant" if degraded else role0
+        if tool_call_id is None:
+            degraded, role = True, "assistant"
     reasoning: dict[str, str] = {}
     identity: dict[str, str] | None = None
     if role == "assistant":
         reasoning = pick_top_level_reasoning(parts, metas)
         identity = pick_model_identity(parts, metas)
-    content = _content_from_parts(parts, metas, role, fallback, True, identity)
+    content = _message_content(parts, metas, role, fallback, identity)
     content_text = content if isinstance(content, str) else js_stringify(content)
     sender = parse_sender_metadata(row.sender_metadata) if role == "user" and sender_metadata else None
-    sender_text = js_stringify(sender) if sender is not None else ""
-    if reasoning or sender_text:
+    if reasoning or sender is not None:
+        sender_text = js_stringify(sender) if sender is not None else ""
         pieces = [content_text, "\n".join(reasoning.values()), sender_text]
         tokens = estimate_tokens("\n".join(p for p in pieces if p))
     else:  # (the usual message: its content text alone)
@@ -547,7 +566,8 @@ def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMes
         message = {"role": "assistant", "content": content}
         if identity:
             message.update(identity)
-        message.update(reasoning)
+        if reasoning:
+            message.update(reasoning)
         message["usage"] = assistant_usage(tokens)
     else:
         message = {"role": role, "content": content}
@@ -559,15 +579,44 @@ def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMes
             message["toolName"] = tool_name
         if role == "toolResult" and is_error is not None:
             message["isError"] = is_error
-    return RenderedMessage(
-        message=message,
-        tokens=tokens,
-        text=content_text,
-        role=role,
-        tool_call_id=tool_call_id if role == "toolResult" else None,
-        tool_name=tool_name if role == "toolResult" else None,
-        degraded=degraded,
-    )
+    if role == "toolResult":
+        return RenderedMessage(message, tokens, content_text, role, tool_call_id, tool_name, degraded)
+    return RenderedMessage(message, tokens, content_text, role, None, None, degraded)
+
+
+# §2.2: the emitted role for a part's original role, then (when no part has one) for the DB role
+_ROLE_OF_ORIGINAL = {"toolResult": "toolResult", "assistant": "assistant", "user": "user", "system": "user"}
+_ROLE_OF_DB_ROLE = {"tool": "toolResult", "assistant": "assistant"}
+
+
+def _message_content(
+    parts: Sequence[PartRow], metas: Sequence[PartMeta], role: str, fallback: str, identity: dict[str, str] | None
+) -> str | list[Any]:
+    """``_content_from_parts(parts, metas, role, fallback, True, identity)``, with a part whose raw block is kept
+    as it is (a dict of a string ``type`` other than thinking and the tool types) taken inline."""
+    has_identity = role == "assistant" and identity is not None
+    usable = False
+    blocks: list[Any] = []
+    for part, meta in zip(parts, metas, strict=True):
+        if meta.reasoning_only is True:
+            continue
+        usable = True
+        raw = meta.raw
+        if raw.__class__ is dict:
+            kind = raw.get("type")
+            if kind.__class__ is str and kind != "thinking" and kind not in TOOL_BLOCK_TYPES:
+                blocks.append(raw)  # (_block_from_part returns such a raw block itself)
+                continue
+        block = _block_from_part(part, meta, has_identity)
+        if block is not None:
+            blocks.append(block)
+    if not usable or not blocks:
+        return fallback_content(role, fallback)
+    if role == "user" and len(blocks) == 1:
+        first = blocks[0]
+        if isinstance(first, dict) and first.get("type") == "text" and isinstance(first.get("text"), str):
+            return first["text"]
+    return blocks
 
 
 # --- §3 summary XML ------------------------------------------------------------------------
