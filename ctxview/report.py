@@ -121,9 +121,12 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any], *, fork: bool = 
             later.cancel()
 
 
-# the items a forked process writes (the later part of them): from this many decisions, and this share of them
+# the items a forked process writes (the later part of them), from this many decisions
 FORK_ITEMS_FROM = 4000
-FORK_ITEMS_SHARE = 0.6
+# what the rest of the document costs this process, in items' worth of writing (measured at 10,000 and 100,000
+# items: the messages sent, the overflow diagnostics): this many, plus this share of the items
+DOCUMENT_ITEMS = 7000
+DOCUMENT_ITEMS_SHARE = 0.11
 
 
 def _forked_items(decisions: Sequence[Decision]) -> tuple[Any, int | None]:
@@ -135,7 +138,7 @@ def _forked_items(decisions: Sequence[Decision]) -> tuple[Any, int | None]:
     if count is None or count < FORK_ITEMS_FROM or not fork_helps(count):
         return None, None
     split = _fork_split(count)
-    if split % CHUNK or not 0 < split < count:
+    if split % CHUNK or not 0 <= split < count:
         return None, None
     try:
         later = ForkedText(lambda: ("," + piece for piece in _item_pieces(decisions, split, None)))
@@ -145,8 +148,12 @@ def _forked_items(decisions: Sequence[Decision]) -> tuple[Any, int | None]:
 
 
 def _fork_split(count: int) -> int:
-    """The first position the forked process writes: its share of ``count``, at a batch's start."""
-    return int(count * (1 - FORK_ITEMS_SHARE)) // _STREAM_BATCH * _STREAM_BATCH
+    """The first position the forked process writes, at a chunk's start: both processes then finish about
+    together (this one also encodes the rest of the document, and copies out the other's text)."""
+    from ctxview.assembly.incremental.decision_list import CHUNK
+
+    own = (count - DOCUMENT_ITEMS - count * DOCUMENT_ITEMS_SHARE) / 2
+    return max(0, int(own)) // CHUNK * CHUNK
 
 
 def _item_pieces(decisions: Sequence[Decision], start: int, stop: int | None) -> Iterable[str]:
@@ -159,6 +166,8 @@ def _item_pieces(decisions: Sequence[Decision], start: int, stop: int | None) ->
         else ([getattr(d, name) for name in ROW_FIELDS] for d in decisions[start:])
     )
     left = -1 if stop is None else stop - start
+    if left == 0:
+        return
     batch: list[list[Any]] = []
     for row in rows:
         if left == 0:

@@ -90,7 +90,7 @@ def test_rows_text_is_the_encoder_s_text(changes: dict[str, object]) -> None:
 
 # 75 to 400 items, live inputs after them; unresolved, dropped and clamped items on both sides of a split
 @pytest.mark.parametrize("case", ["017", "016", "003", "049", "034"])
-@pytest.mark.parametrize("split", [32, 64, "all but the last chunk"])
+@pytest.mark.parametrize("split", [0, 32, 64, "all but the last chunk"])  # 0: every item written by the fork
 def test_the_later_items_written_by_a_forked_process_give_the_same_text(
     case: str, split: int | str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,7 +100,7 @@ def test_the_later_items_written_by_a_forked_process_give_the_same_text(
     trace = run_case(case)
     count = trace.decisions.base_count  # type: ignore[attr-defined]
     at = (count - 1) // CHUNK * CHUNK if isinstance(split, str) else split
-    assert 0 < at < count
+    assert 0 <= at < count
     monkeypatch.setattr(report, "FORK_ITEMS_FROM", 1)
     monkeypatch.setattr(report, "_STREAM_BATCH", 5)  # (several batches on each side of the split)
     monkeypatch.setattr(report, "_fork_split", lambda _count: at)
@@ -150,3 +150,13 @@ def test_no_fork_for_a_short_trace(monkeypatch: pytest.MonkeyPatch) -> None:
     pieces: list[str] = []
     write_trace_json(trace, pieces.append, fork=True)
     assert "".join(pieces) == dumps(trace_to_json(run_case("005")))
+
+
+def test_the_split_leaves_this_process_the_items_the_rest_of_the_document_does_not_outweigh() -> None:
+    from ctxview.assembly.incremental.decision_list import CHUNK
+
+    assert report._fork_split(5_000) == 0  # (the rest of the document costs more than the items)
+    for count, share in ((10_000, (0.05, 0.15)), (100_000, (0.35, 0.45))):
+        split = report._fork_split(count)
+        assert split % CHUNK == 0
+        assert share[0] < split / count < share[1]
