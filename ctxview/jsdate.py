@@ -682,6 +682,8 @@ def resolve_time_zone(name: str) -> int | ZoneInfo | None:
         sign, hours, minutes = match.groups()
         offset = (int(hours) * 60 + int(minutes or 0)) * 60_000
         return -offset if sign != "+" else offset
+    if name == "UTC":  # (the default zone: what the table gives it, without reading the table)
+        return 0
     if not name.isascii():
         return None
     key = _zone_keys().get(name.lower())
