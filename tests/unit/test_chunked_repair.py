@@ -221,6 +221,9 @@ def test_a_plan_told_the_unchanged_chunks_runs_as_one_that_was_not(
         cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
         assert js_stringify(run.messages) == js_stringify(messages_out)
         assert run.keys == keys
+        untold = earlier.run(kept, cut, orphan, all_results)  # (the plan that cleaned every chunk up itself)
+        assert run.fresh_from == untold.fresh_from
+        assert js_stringify(run.fresh_messages()) == js_stringify(untold.fresh_messages())
         assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
             (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
         ]
