@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -496,6 +496,8 @@ class _NormalPath:
         if self.fork is not None:
             _apply_fork(self.fork, live_decisions, item_updates, self.assembled_keys)
         extra = recall.decision(final_keys, self.state.recall_ordinals)
+        clamp_outcomes = trace.clamp_outcomes()  # (a new dict: the cue's own entry is dropped in place)
+        clamp_outcomes.pop(RECALL_KEY, None)
         return EngineResult(
             messages=clamp.messages,
             message_keys=final_keys,
@@ -507,7 +509,7 @@ class _NormalPath:
             protected_pairs=trace.protected_pairs(),
             warnings=warnings,
             serialized_tokens=serialized,  # type: ignore[arg-type]
-            clamp_outcomes={k: v for k, v in trace.clamp_outcomes().items() if k != RECALL_KEY},
+            clamp_outcomes=clamp_outcomes,
             clamp_reasons=trace.clamp_reasons(),
         )
 
@@ -691,8 +693,11 @@ class _EngineTrace:
         return describe_key(self._asm_key(index))
 
     def live_decisions(self) -> list[Decision]:
+        if not self.live:
+            return []
         volatile = self.volatile
-        final_pos = {key: i for i, key in enumerate(self.final_keys) if key is not None}
+        # (a key's last position, read for live keys only: built at C speed, the None key is never asked for)
+        final_pos = dict(zip(self.final_keys, range(len(self.final_keys)), strict=True))
         exact_by_live = {li: ai for ai, li in volatile.exact_anchor.items()}
         appended = set(volatile.appended)
         restored = {li: ev for ev in volatile.evictions for li in ev.restored}
@@ -759,10 +764,11 @@ class _EngineTrace:
         volatile = self.volatile
         updates: dict[str, dict[str, Any]] = {}
         # a key's last assembled occurrence speaks for it (serialized sizes: EngineResult.serialized_tokens)
-        last = dict(zip(self.keys, range(min(len(self.keys), len(self.assembled))), strict=False))
-        for index in self._protected_indexes():
+        protected = self._protected_indexes()
+        is_last = self._last_occurrence_test(protected)
+        for index in protected:
             key = self.keys[index] if 0 <= index < len(self.keys) else None
-            if key is None or last.get(key) != index:
+            if key is None or not is_last(key, index):
                 continue
             why = self._protection(index)
             if why is not None:
@@ -797,6 +803,19 @@ class _EngineTrace:
                     ),
                 )
         return updates
+
+    def _last_occurrence_test(self, indexes: list[int]) -> Callable[[str, int], bool]:
+        """``(key, index)`` → whether ``index`` is ``key``'s last position among the assembled messages' keys.
+
+        For the few indexes asked about (the protected ones, mostly in the fresh tail at the end) a scan of
+        the keys after each is cheaper than a map of 100,000 keys; the map when the scans would cost more.
+        """
+        keys = self.keys
+        limit = min(len(keys), len(self.assembled))
+        if sum(limit - index for index in indexes if 0 <= index < limit) > limit:
+            last = dict(zip(keys, range(limit), strict=False))
+            return lambda key, index: last.get(key) == index
+        return lambda key, index: index < limit and key not in keys[index + 1 : limit]
 
     def clamp_outcomes(self) -> dict[str, str]:
         """Assembled item key → "clamped" or "prefill-stripped", for what the serialized clamp removed."""
