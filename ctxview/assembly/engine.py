@@ -323,6 +323,7 @@ class _NormalPath:
         self.messages = assembled
         self.keys = list(assembled_keys)
         self._built_pairs: tuple[list[Any], PairIndex] | None = None
+        self._known_tokens: tuple[list[Any], list[int]] | None = None
         self.estimate = assembler_estimate
         self.protection_hashes = protection_hashes
         self.live = live
@@ -399,6 +400,14 @@ class _NormalPath:
             built = self._built_pairs = (messages, PairIndex.build(messages, self.tokens))
         return built[1]
 
+    def _tokens_of(self, messages: list[Any]) -> list[int]:
+        """The serialized tokens of each of ``messages`` (read only); the result step asks again for the list
+        the clamp read (a list is not modified once the engine has it)."""
+        known = self._known_tokens
+        if known is None or known[0] is not messages:
+            known = self._known_tokens = (messages, self.tokens.tokens_of_all(messages))
+        return known[1]
+
     def _clamp(self, messages: list[Any], per_message: list[int] | None = None) -> ClampResult:
         return clamp_to_serialized_budget(
             messages,
@@ -428,7 +437,8 @@ class _NormalPath:
             seeds = self._seeds(False, messages)
             volatile = self._volatile(messages, estimate, seeds)
         volatile_keys = _keys_of(volatile, keys, messages)
-        volatile_tokens = self.tokens.tokens_of_all(volatile.messages)
+        # (nothing appended or evicted: the volatile step's messages are ``messages``, the same objects in order)
+        volatile_tokens = self._tokens_of(messages if volatile.unchanged else volatile.messages)
         clamp = self._clamp(volatile.messages, volatile_tokens)
         clamp_keys = volatile_keys
         if clamp.clamped and recall.included and cue is not None:
@@ -487,7 +497,7 @@ class _NormalPath:
             self._pairs(assembled),
             self.rules,
         )
-        assembled_tokens = self.tokens.tokens_of_all(assembled)
+        assembled_tokens = self._tokens_of(assembled)
         serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
         serialized.pop(None, None)  # type: ignore[call-overload]
         serialized.pop(RECALL_KEY, None)
