@@ -636,6 +636,8 @@ def _volatile_stage(
     }
     if _same_messages(volatile.messages, final):
         stage["messages"], stage["messagesSameAs"] = None, "final"
+    elif volatile.unchanged and len(volatile.messages) == len(assembled):  # (its copy of them: the same objects)
+        stage["messages"], stage["messagesSameAs"] = None, "assembler"
     elif _same_messages(volatile.messages, assembled):
         stage["messages"], stage["messagesSameAs"] = None, "assembler"
     else:
