@@ -27,6 +27,10 @@ from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
 
 _MESSAGE = operator.attrgetter("message")
+_STORED = operator.attrgetter("stored_message")
+# positions in a row, from a chunk's start, before whole flagged chunks are appended as a span (shorter ones
+# take each chunk's remembered outcome, which a run that selects them again only looks up)
+MIN_SPAN = 16
 _KEY = operator.attrgetter("key")
 
 
@@ -98,6 +102,7 @@ class ChunkPlan:
     # give its items' own messages back with nothing recorded (``unchanged_chunks`` of an earlier process)
     _unchanged: tuple[int, float, bytes] | None = None
     kept_across: bool = False  # what this plan learned is written to (or was read from) ``sweep_cache``
+    min_span: int = MIN_SPAN  # (tests set 1: every whole flagged chunk then goes through the span path)
 
     @classmethod
     def build(cls, items: Sequence[ResolvedItem]) -> ChunkPlan:
@@ -163,12 +168,16 @@ class ChunkPlan:
         count = len(positions)
         at = 0
         fresh_chunk = chunk_of[cut] if cut < len(self.items) else len(start)  # the first chunk ending past the cut
+        min_span = self.min_span
         while at < count:
             position = positions[at]
             chunk = chunk_of[position]
-            if unchanged is not None and unchanged[chunk] and position == start[chunk]:
+            if (
+                unchanged is not None and unchanged[chunk] and position == start[chunk]
+                and at + min_span <= count and positions[at + min_span - 1] == position + min_span - 1
+            ):
                 span = self._unchanged_span(positions, at, unchanged)
-                if span > at:  # whole chunks known unchanged: their items' own messages, nothing recorded
+                if span >= at + min_span:  # whole chunks known unchanged: their items' own messages, nothing recorded
                     first_fresh = start[fresh_chunk] if fresh_chunk < len(start) else len(self.items)
                     if fresh_from < 0 and positions[span - 1] >= first_fresh:
                         fresh_from = len(entries) + max(0, first_fresh - position)
@@ -241,7 +250,9 @@ class ChunkPlan:
             if low >= high:
                 continue
             members = items[low:high]
-            own = list(map(_MESSAGE, members))
+            own = list(map(_STORED, members))  # (messages a sweep file's values came for are unpacked already)
+            if bytes in set(map(type, own)):
+                own = list(map(_MESSAGE, members))
             entries.extend(map(Entry, own, members, repeat(segment)))
             messages.extend(own)
             keys.extend(map(_KEY, members))
