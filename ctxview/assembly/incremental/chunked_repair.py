@@ -251,7 +251,7 @@ class ChunkPlan:
                 continue
             members = items[low:high]
             own = list(map(_STORED, members))  # (messages a sweep file's values came for are unpacked already)
-            if bytes in set(map(type, own)):
+            if set(map(type, own)) != {dict}:  # (some still packed: bytes, or an index into the render cache)
                 own = list(map(_MESSAGE, members))
             entries.extend(map(Entry, own, members, repeat(segment)))
             messages.extend(own)
