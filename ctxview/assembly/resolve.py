@@ -182,6 +182,20 @@ class ResolvedItem:
         return self._json
 
 
+def messages_of(items: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
+    """``item.message`` of every item; those packed in a render cache file are read from it in blocks."""
+    with _UNPACKING:
+        packed: dict[int, tuple[Any, list[ResolvedItem]]] = {}
+        for item in items:
+            if type(item.stored_message) is int and item.packed_in is not None:
+                packed.setdefault(id(item.packed_in), (item.packed_in, []))[1].append(item)
+        for source, group in packed.values():
+            read = source.messages([item.stored_message for item in group], [item.message_id for item in group])
+            for item, message in zip(group, read, strict=True):
+                item.stored_message = message
+    return [item.message for item in items]
+
+
 class ResolvedItems(list[ResolvedItem]):
     """The resolved list of a session, with per-list caches the assembler fills."""
 
