@@ -111,6 +111,36 @@ class DeferredParts(Sequence["PartRow"]):
         return f"DeferredParts(message {self._message_id!r})"
 
 
+class RowTexts:
+    """The ``content`` and ``created_at`` of a session's messages, read from the database on first use.
+
+    A session whose renders come from the render cache holds neither (~23 MB at 100,000 messages): only
+    a message rendered again, the drain replay or the ROI scorer read them.  ``read`` returns message id →
+    (content, created_at) from the same database state, or raises.
+    """
+
+    def __init__(self, read: Callable[[], Mapping[int, tuple[str, str | None]]]) -> None:
+        self._read: Callable[[], Mapping[int, tuple[str, str | None]]] | None = read
+        self._texts: Mapping[int, tuple[str, str | None]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._texts is not None
+
+    def texts_of(self, message_id: int) -> tuple[str, str | None]:
+        if self._texts is None:
+            with self._lock:
+                if self._texts is None:
+                    assert self._read is not None
+                    self._texts = self._read()
+                    self._read = None
+        return self._texts.get(message_id, ("", None))
+
+
+_DEFERRED_TEXTS = frozenset({"content", "created_at"})
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class MessageRow:
     message_id: int
@@ -122,6 +152,35 @@ class MessageRow:
     large_content: str | None = None
     sender_metadata: str | None = None  # raw openclaw_sender_metadata JSON text
     parts: Sequence[PartRow] = ()  # a tuple, or DeferredParts when the render cache made reading them unneeded
+    # where ``content`` and ``created_at`` come from when they were left unset (a row read from the render cache)
+    texts: RowTexts | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        """``content`` / ``created_at`` of a row whose texts are read on first use (``RowTexts``)."""
+        if name in _DEFERRED_TEXTS and self.texts is not None:
+            self.content, self.created_at = self.texts.texts_of(self.message_id)
+            return self.content if name == "content" else self.created_at
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def unread_texts_row(
+    message_id: int, seq: int, role: str, token_count: int | None, large_content: str | None,
+    sender_metadata: str | None, texts: RowTexts,
+) -> MessageRow:
+    """A message row whose ``content`` and ``created_at`` are read from ``texts`` when first asked for."""
+    row = _new_row(MessageRow)
+    row.message_id = message_id
+    row.seq = seq
+    row.role = role
+    row.token_count = token_count
+    row.large_content = large_content
+    row.sender_metadata = sender_metadata
+    row.parts = ()
+    row.texts = texts
+    return row
+
+
+_new_row = object.__new__
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the store imports this module: a command that renders nothi
     from ctxview.model import MessageRow, Session
 
 FORMAT = 5  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
-# 5: the messages in the file's tail, read one by one (``MessageFile``)
+# 5: the messages in the file's tail, read one by one (``MessageFile``); rows without content and times
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -279,13 +279,13 @@ def load_payload(
 def rows_of(session: Session) -> Any:
     """The session's context items and messages as the store read them, with the warnings about them and
     two sums over every context row: what the store needs to rebuild them without reading those tables
-    (``LcmStore._cached_rows``)."""
+    (``LcmStore._cached_rows``), but the messages' content and creation times (read again when asked for:
+    ``model.RowTexts``)."""
     raw = session.stored_message_ids
     return (
         [(row.ordinal, row.item_type, row.message_id, row.summary_id) for row in session.items],
         [
-            (m.message_id, m.seq, m.role, m.content, m.token_count, m.created_at, m.large_content, m.sender_metadata,
-             raw.get(mid, mid))
+            (m.message_id, m.seq, m.role, m.token_count, m.large_content, m.sender_metadata, raw.get(mid, mid))
             for mid, m in session.messages.items()
         ],
         session.row_warnings,
