@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -37,7 +38,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Header, Input, ProgressBar, Static
+from textual.widgets import Header, Input, ProgressBar, Static, TextArea
 
 from ctxview.errors import CtxviewError
 from ctxview.model import Decision, Params, Session, Trace, column, count_text
@@ -72,6 +73,7 @@ from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.find_line import FindLine
 from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.items_table import ItemsTable
+from ctxview.tui.widgets.virtual import VirtualList
 from ctxview.whatif.cache_prefix import CachePrefix, cache_prefix
 
 if TYPE_CHECKING:
@@ -766,8 +768,26 @@ class InspectorScreen(Screen[None]):
         self.query_one(Controls).set_params(params)
         self.request_assembly(edit, debounce=debounce)
 
-    def action_focus_prompt(self) -> None:
-        self.query_one("#prompt", Input).focus()
+    async def action_focus_prompt(self) -> None:
+        """Focus the prompt before the app reads the next key.
+
+        The app hands each key to the widget focused when it reads it, and ``Widget.focus`` waits for the
+        keys already read: after ``/`` and ``helm`` in one batch, ``helm`` went to the table as commands.  So
+        the key is a priority binding (the app runs it as it reads it), the keys read before it run first
+        (``VirtualList.finish_queued_keys``) and the focus moves here.  In a text field the key is text
+        (``SkipAction``: the field gets it).
+        """
+        if isinstance(self.focused, (Input, TextArea)):
+            raise SkipAction()
+        prompt = self.query_one("#prompt", Input)
+        if not prompt.focusable:
+            prompt.focus()
+            return
+        left = self.focused
+        if isinstance(left, VirtualList):
+            await left.finish_queued_keys()
+        if self.is_current and prompt.focusable:  # (a key before it may have opened another screen)
+            self.set_focus(prompt)
 
     def action_focus_table(self) -> None:
         if self._show_side and self.has_class("-compact"):
