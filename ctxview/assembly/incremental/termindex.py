@@ -28,15 +28,19 @@ _ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
 
 
 class TermIndex:
-    """Postings (item position → tf) per term and the term count of every item of one resolved list."""
+    """Postings (item position → tf) per term and the term count of every item of one resolved list.
+
+    A 100,000-item session has millions of postings over tens of thousands of terms, most of them in a
+    single item: they are kept as one run per term in two flat arrays (``_positions``, ``_tfs``), the
+    runs found through ``_slot`` and ``_offsets``, at about 5 bytes a posting.
+    """
 
     def __init__(self, items: Sequence[ResolvedItem]) -> None:
         self._items = items
-        self.item_tokens = [item.tokens for item in items]  # (greedy orders copy runs of it as slices)
-        self.totals: list[int] = []
-        # term → (positions, term frequencies): two compact int arrays (a 100,000-item session has
-        # millions of postings; tuples would cost ten times the memory)
-        postings: dict[str, tuple[array[int], array[int]]] = {}
+        self.item_tokens = array("q", [item.tokens for item in items])  # (greedy orders copy runs of it)
+        totals = array("q")
+        # while building: term → (pos << 32 | tf) for a term seen once (most are), else (positions, tfs)
+        postings: dict[str, Any] = {}
         get = postings.get
         for pos, item in enumerate(items):
             cached = item._terms
@@ -45,15 +49,43 @@ class TermIndex:
             else:
                 terms = tokenize(item.text)
                 counts, total = Counter(terms), len(terms)
-            self.totals.append(total)
+            totals.append(total)
             for term, tf in counts.items():
                 bucket = get(term)
                 if bucket is None:
-                    postings[term] = (array("i", (pos,)), array("i", (tf,)))
+                    postings[term] = pos << 32 | tf
+                elif type(bucket) is int:
+                    postings[term] = (array("i", (bucket >> 32, pos)), array("i", (bucket & 0xFFFFFFFF, tf)))
                 else:
                     bucket[0].append(pos)
                     bucket[1].append(tf)
-        self.postings = postings
+        self.totals = totals
+        slot: dict[str, int] = {}
+        offsets = array("q", (0,))
+        positions = array("i")
+        tfs = array("i")
+        while postings:  # (each term's arrays are let go of as they are copied)
+            term, bucket = postings.popitem()
+            slot[term] = len(offsets) - 1
+            if type(bucket) is int:
+                positions.append(bucket >> 32)
+                tfs.append(bucket & 0xFFFFFFFF)
+            else:
+                positions.extend(bucket[0])
+                tfs.extend(bucket[1])
+            offsets.append(len(positions))
+        self._slot = slot
+        self._offsets = offsets
+        self._positions = positions
+        self._tfs = _narrowest(tfs)
+
+    def postings_of(self, term: str) -> tuple[Sequence[int], Sequence[int]]:
+        """The positions of the items holding ``term`` (ascending) and its frequency in each."""
+        k = self._slot.get(term)
+        if k is None:
+            return (), ()
+        start, stop = self._offsets[k], self._offsets[k + 1]
+        return self._positions[start:stop], self._tfs[start:stop]
 
     @functools.cached_property
     def position(self) -> dict[int, int]:
@@ -67,12 +99,20 @@ class TermIndex:
         totals = self.totals
         get = scores.get
         for term in terms:
-            bucket = self.postings.get(term)
-            if bucket is None:
-                continue
-            for pos, tf in zip(bucket[0], bucket[1], strict=True):
+            positions, tfs = self.postings_of(term)
+            for pos, tf in zip(positions, tfs, strict=True):
                 scores[pos] = get(pos, 0.0) + tf / totals[pos]
         return scores
+
+
+def _narrowest(values: array[int]) -> array[int]:
+    """``values`` in the smallest unsigned array type that holds every one of them (term frequencies are
+    small: one byte each, as a rule)."""
+    top = max(values, default=0)
+    for code in ("B", "H", "I"):
+        if top < 1 << (8 * array(code).itemsize):
+            return array(code, values)
+    return values
 
 
 class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
@@ -173,7 +213,7 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
                 self._order = self._greedy.order  # (the same list ``order()`` would build)
         return self._greedy
 
-    def _evictable_tokens(self) -> list[int] | None:
+    def _evictable_tokens(self) -> Sequence[int] | None:
         """``[item.tokens for item in evictable]`` from the index's copy (None when evictable is not its prefix)."""
         if not self._prefix:
             return None
