@@ -101,3 +101,35 @@ async def test_a_failed_run_lets_the_frames_go(demo_db, monkeypatch):
         await wait_for(pilot, lambda: bool(holding) and app._batch_count == 0, timeout=10)
         assert holding == [1]  # the frames were held while it ran
         assert screen.trace is shown and prompt.value == "z"
+
+
+def _visible_lines(table: ItemsTable) -> list[Strip]:
+    return [table.render_line(y) for y in range(table.scrollable_content_region.height)]
+
+
+async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db, monkeypatch):
+    rendered: list[int] = []
+    real = ItemsTable.render_row
+
+    def render_row(table: ItemsTable, line: int, width: int, cursor: bool) -> Any:
+        rendered.append(line)
+        return real(table, line, width, cursor)
+
+    monkeypatch.setattr(ItemsTable, "render_row", render_row)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        table = screen.query_one(ItemsTable)
+        visible = table.scrollable_content_region.height - ItemsTable.HEADER_LINES
+        counts: list[int] = []
+        for keys in (["j", "j"], ["slash", "r", "e", "a", "d"], ["escape", "minus"], ["plus"], ["slash", "backspace"]):
+            rendered.clear()
+            await pilot.press(*keys)
+            await settle(pilot)
+            counts.append(len(rendered))
+            kept = _visible_lines(table)
+            table._line_cache.clear()
+            assert _visible_lines(table) == kept  # every line on screen is what a fresh paint draws
+        assert min(counts) < visible  # (and some edit kept lines it had drawn)

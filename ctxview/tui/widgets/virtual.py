@@ -57,6 +57,7 @@ class VirtualList(ScrollView, can_focus=True):
         self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
         self._style_cache: dict[str, Style] = {}
         self._pass_style: Style | None = None  # the widget's style while one paint renders its lines
+        self._drawn_style: Style | None = None  # the widget's style when the cached lines were rendered
         self._keys_read_for_it = False  # running the keys queued to it before a key moved the focus
 
     # --- subclass hooks ---------------------------------------------------------------
@@ -69,6 +70,11 @@ class VirtualList(ScrollView, can_focus=True):
 
     def render_header(self, width: int) -> list[Segment]:
         return []
+
+    def row_unchanged(self, line: int) -> bool:
+        """True when ``line`` of the new row data draws exactly what the line drawn before did (for
+        ``repaint_changed``, which then keeps that line's strip instead of rendering it again)."""
+        return False
 
     # --- data --------------------------------------------------------------------------
 
@@ -115,6 +121,7 @@ class VirtualList(ScrollView, can_focus=True):
         drawn = self._line_cache
         self._line_cache = LRUCache(drawn.maxsize)
         base = self._pass_style = self.rich_style  # (the rows read it as ``base_style``: once, not per row)
+        reuse = base == self._drawn_style  # (strips drawn on another style are drawn again)
         changed: list[int] = []
         try:
             for y in range(self.HEADER_LINES, height):
@@ -122,12 +129,17 @@ class VirtualList(ScrollView, can_focus=True):
                 if line >= self._line_count:
                     break  # (blank below the last line, as before)
                 key = (line, width, line == self.cursor)
+                old = drawn.get(key)
+                if old is not None and reuse and self.row_unchanged(line):
+                    self._line_cache.set(key, old)
+                    continue
                 strip = Strip(self.render_row(line, width, key[2])).crop_extend(0, width, base)
                 self._line_cache.set(key, strip)
-                if drawn.get(key) != strip:
+                if old != strip:
                     changed.append(y)
         finally:
             self._pass_style = None
+        self._drawn_style = base
         full_width = max(self.virtual_size.width, self.size.width)
         runs: list[list[int]] = [[0, 1]]  # (first line, count) of each stretch of lines to repaint
         for y in changed:
@@ -195,6 +207,8 @@ class VirtualList(ScrollView, can_focus=True):
         # ``rich_style`` walks every ancestor's styles; a paint asked for it twice per line,
         # which was a sixth of a keystroke's time.  Styles cannot change within one paint.
         self._pass_style = self.rich_style
+        if self._pass_style != self._drawn_style:
+            self._drawn_style = None  # (cached lines of another style may be rendered anew from here on)
         try:
             return super().render_lines(crop)
         finally:
