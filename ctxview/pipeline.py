@@ -159,7 +159,10 @@ class SessionAssembler:
             session.cached_renders = None  # read by the store with the session: used once, then let go
             return Renders(cached=found[1], pack=pack)
         cached = render_cache.load(session.cache_identity, session.conversation.conversation_id, sender_metadata)
-        return Renders(cached=cached or {}, pack=pack)
+        if cached is None:
+            return Renders(pack=pack)
+        cached.render_from(session.messages, sender_metadata)
+        return Renders(cached=cached, pack=pack)
 
     def prepare(self, params: Params | None = None) -> None:
         """Build what the first prompt would otherwise build: the resolution and its term index.

@@ -25,7 +25,11 @@ import hashlib
 import marshal
 import os
 import stat
-from collections.abc import Mapping
+import weakref
+import zlib
+from array import array
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +37,10 @@ from ctxview import __version__
 
 if TYPE_CHECKING:  # the store imports this module: a command that renders nothing never loads the renderer
     from ctxview.assembly.render import RenderedMessage
-    from ctxview.model import Session
+    from ctxview.model import MessageRow, Session
 
-FORMAT = 4  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows
+FORMAT = 5  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
+# 5: the messages in the file's tail, read one by one (``MessageFile``)
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -142,28 +147,98 @@ def _header(identity: Identity, conversation_id: int, sender_metadata: bool) -> 
     return marshal.dumps((_code_version(), identity, conversation_id, sender_metadata))
 
 
-def load(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> dict[int, Any] | None:
-    """The cached renders (message id → ``fields_of`` tuple) for this exact database state, or None."""
+class MessageFile:
+    """The packed messages of a render cache file, each read from the file when a run unpacks it.
+
+    A session of 100,000 messages would hold ~40 MB of packed messages that it mostly never reads.  Each
+    message is checked (its length and CRC-32) as it is read; one that no longer reads back (the file
+    was altered in place) is rendered again by ``render_again`` (message id → the message), which the
+    store sets.  The descriptor is closed when the last item that refers to the file is gone.
+    """
+
+    def __init__(self, fd: int, base: int, offsets: array[int], crcs: array[int]) -> None:
+        if len(offsets) != len(crcs) + 1:
+            raise ValueError("a damaged message table")
+        self._fd = fd
+        self._base = base
+        self._offsets = offsets
+        self._crcs = crcs
+        self.render_again: Callable[[int], dict[str, Any]] | None = None
+        weakref.finalize(self, os.close, fd)
+
+    def __len__(self) -> int:
+        return len(self._crcs)
+
+    def message(self, index: int, message_id: int) -> dict[str, Any]:
+        """The packed message at ``index`` (of message ``message_id``), unpacked."""
+        start, stop = self._offsets[index], self._offsets[index + 1]
+        try:
+            data = os.pread(self._fd, stop - start, self._base + start)
+            if len(data) == stop - start and zlib.crc32(data) == self._crcs[index]:
+                message = marshal.loads(data)
+                if type(message) is dict:
+                    return message
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        if self.render_again is None:
+            raise OSError(f"the render cache file changed while in use (message {message_id})")
+        return self.render_again(message_id)
+
+
+class CachedRenders(dict[int, Any]):
+    """Message id → its cached render (``fields_of``, the message itself replaced by its index in
+    ``messages``), or None for a skipped message."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self, renders: dict[int, Any], messages: MessageFile) -> None:
+        super().__init__(renders)
+        self.messages = messages
+
+    def render_from(self, rows: Mapping[int, MessageRow], sender_metadata: bool) -> None:
+        """Render a message again from ``rows`` (its parts read from the database) when the file no longer
+        gives it back."""
+        self.messages.render_again = partial(_render_again, rows, sender_metadata)
+
+
+def _render_again(rows: Mapping[int, MessageRow], sender_metadata: bool, message_id: int) -> dict[str, Any]:
+    from ctxview.assembly.render import render_message
+
+    render = render_message(rows[message_id], sender_metadata)
+    if render is None:
+        raise OSError(f"message {message_id} no longer renders as the render cache says")
+    return render.message
+
+
+def load(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> CachedRenders | None:
+    """The cached renders for this exact database state, or None."""
     payload = load_payload(identity, conversation_id, sender_metadata)
     return payload[0] if payload is not None else None
 
 
-def load_payload(identity: Identity | None, conversation_id: int, sender_metadata: bool) -> tuple[Any, Any] | None:
+def load_payload(
+    identity: Identity | None, conversation_id: int, sender_metadata: bool
+) -> tuple[CachedRenders, Any] | None:
     """(renders, rows) for this exact database state, or None; rows (``rows_of``) may be None."""
     directory = cache_dir()
-    if identity is None or directory is None or not enabled():
+    if identity is None or directory is None or not enabled() or not hasattr(os, "pread"):
         return None
     path = _file_for(directory, identity, conversation_id, sender_metadata)
-    payload = read_entry(path, _MAGIC, _header(identity, conversation_id, sender_metadata))
-    if payload is None:
+    opened = open_entry(path, _MAGIC, _header(identity, conversation_id, sender_metadata))
+    if opened is None:
         return None  # none, or of another database state, ctxview version or engine rule, or damaged
+    payload, fd, tail = opened
     try:
         stored = marshal.loads(payload)
+        del payload
+        renders, rows, offsets, crcs = stored
+        messages = MessageFile(fd, tail, array("q", offsets), array("I", crcs))
     except (ValueError, EOFError, TypeError):
+        os.close(fd)
         return None
-    if not isinstance(stored, tuple) or len(stored) != 2 or not isinstance(stored[0], dict):
+    if not isinstance(renders, dict):
         return None
-    return stored
+    return CachedRenders(renders, messages), rows
 
 
 def rows_of(session: Session) -> Any:
@@ -214,21 +289,32 @@ def save(
     if identity is None or directory is None or not enabled() or database_identity(source) != identity:
         return False
     entries: dict[int, Any] = {}
+    blob = bytearray()
+    offsets = array("q", (0,))
+    crcs = array("I")
     for mid, render in renders.items():
         try:
-            entries[mid] = fields_of(render)
+            fields = fields_of(render)
         except ValueError:  # a value marshal cannot hold (a JS number kept as text): that message is left out
             continue
+        if fields is None:
+            entries[mid] = None
+        elif type(fields[0]) is bytes:  # (the message goes to the file's tail; its facts keep its index)
+            entries[mid] = (len(crcs), *fields[1:])
+            blob += fields[0]
+            offsets.append(len(blob))
+            crcs.append(zlib.crc32(fields[0]))
     try:
-        payload = marshal.dumps((entries, rows))
+        payload = marshal.dumps((entries, rows, offsets.tobytes(), crcs.tobytes()))
     except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
         from ctxview.assembly.forked_map import marshallable
 
-        payload = marshal.dumps(({mid: f for mid, f in entries.items() if marshallable(f)}, None))
+        entries = {mid: f for mid, f in entries.items() if marshallable(f)}
+        payload = marshal.dumps((entries, None, offsets.tobytes(), crcs.tobytes()))
     header = _header(identity, conversation_id, sender_metadata)
     target = _file_for(directory, identity, conversation_id, sender_metadata)
     try:
-        write_entry(target, _MAGIC, header, payload)
+        write_entry(target, _MAGIC, header, payload, blob)
         prune(directory)
     except OSError:
         return False
@@ -238,26 +324,54 @@ def save(
 def read_entry(path: Path, magic: bytes, header: bytes) -> memoryview | None:
     """The payload of a cache file written by ``write_entry`` with this very ``header``; None when there is
     none, it is not a regular file, its header differs or its checksum fails."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        data = path.read_bytes()
-    except OSError:
+    opened = open_entry(path, magic, header)
+    if opened is None:
         return None
-    start = len(magic) + 8
-    if not data.startswith(magic) or int.from_bytes(data[len(magic) : start], "big") != len(header):
-        return None
-    if data[start : start + len(header)] != header:
-        return None
-    digest = data[start + len(header) : start + len(header) + 32]
-    payload = memoryview(data)[start + len(header) + 32 :]
-    if hashlib.blake2b(payload, digest_size=32).digest() != digest:
-        return None
+    payload, fd, _tail = opened
+    os.close(fd)
     return payload
 
 
-def write_entry(target: Path, magic: bytes, header: bytes, payload: bytes) -> None:
-    """Write a cache file atomically (a reader sees the old file or the whole new one), private to the user.
+def open_entry(path: Path, magic: bytes, header: bytes) -> tuple[memoryview, int, int] | None:
+    """(payload, an open descriptor of the file, where its tail starts) of a cache file ``write_entry`` wrote
+    with this very ``header``, reading neither more than the payload nor the tail; None as ``read_entry``.
+
+    The caller closes the descriptor.  The checksum covers the payload only: a reader of the tail checks
+    what it reads (``MessageFile``).
+    """
+    try:
+        # O_NONBLOCK: a named pipe put in the file's place never blocks the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            start = len(magic) + 8
+            lead = handle.read(start)
+            if len(lead) != start or not lead.startswith(magic) or int.from_bytes(lead[len(magic) :], "big") != len(
+                header
+            ):
+                raise OSError("another kind of file")
+            if handle.read(len(header)) != header:
+                raise OSError("another state, version or rule")
+            digest = handle.read(32)
+            size = int.from_bytes(handle.read(8), "big")
+            payload = handle.read(size)
+        if len(payload) != size or hashlib.blake2b(payload, digest_size=32).digest() != digest:
+            raise OSError("torn or altered")
+    except (OSError, ValueError):
+        os.close(fd)
+        return None
+    return memoryview(payload), fd, start + len(header) + 40 + size
+
+
+def write_entry(
+    target: Path, magic: bytes, header: bytes, payload: bytes, tail: bytes | bytearray = b""
+) -> None:
+    """Write a cache file atomically (a reader sees the old file or the whole new one), private to the user:
+    ``payload`` under a checksum, then ``tail`` (read piecemeal, each piece checked by its reader).
 
     Raises ``OSError`` when it cannot be written (nothing is left behind)."""
     import tempfile  # only a run that writes a cache needs it
@@ -267,8 +381,9 @@ def write_entry(target: Path, magic: bytes, header: bytes, payload: bytes) -> No
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".entry-")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(magic + len(header).to_bytes(8, "big") + header + digest)
+            handle.write(magic + len(header).to_bytes(8, "big") + header + digest + len(payload).to_bytes(8, "big"))
             handle.write(payload)
+            handle.write(tail)
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)

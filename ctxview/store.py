@@ -671,6 +671,7 @@ class LcmStore:
                 continue  # (the file of the other rule: this state's messages say which applies)
             if any(mid not in renders for mid in messages):
                 return None
+            renders.render_from(messages, rule)
             source = PartsSource(partial(_reread_parts, self.path, cid, identity))
             for row in messages.values():
                 row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
@@ -692,6 +693,7 @@ class LcmStore:
         renders = render_cache.load(identity, cid, rule)
         if renders is None or any(mid not in renders for mid in messages):
             return None
+        renders.render_from(messages, rule)
         return rule, renders
 
     def _load_summaries(self, cid: int, warnings: list[str]) -> dict[str, SummaryRow]:

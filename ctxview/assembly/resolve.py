@@ -101,9 +101,10 @@ class ResolvedItem:
     """One resolved context item (§1.2), or the focus-brief item of §10.1."""
 
     ordinal: int
-    # the agent message, or its ``marshal`` bytes as the render cache keeps them: most items of a large
-    # session are never sent nor shown, so their message is built only when something reads ``message``
-    stored_message: dict[str, Any] | bytes
+    # the agent message, its ``marshal`` bytes, or its index in the render cache file ``packed_in``: most
+    # items of a large session are never sent nor shown, so their message is built only when something
+    # reads ``message``
+    stored_message: dict[str, Any] | bytes | int
     tokens: int
     is_message: bool
     text: str
@@ -127,6 +128,7 @@ class ResolvedItem:
     result_id: str | None = None
     call_ids: tuple[str, ...] = ()
     message_role: Any = None  # the message's ``role`` value as stored in it
+    packed_in: Any = None  # the ``render_cache.MessageFile`` holding the message (``stored_message``: its index)
     # the stable decision key, ``o:<ordinal>`` (``f:<ordinal>`` for the focus item): one string per item,
     # read by every run for every item and shared by every index built on it
     key: str = field(init=False, default="")
@@ -149,12 +151,14 @@ class ResolvedItem:
     def message(self) -> dict[str, Any]:
         """The agent message (unpacked on first use, then kept: the same object on every read, in any thread)."""
         message = self.stored_message
-        if isinstance(message, bytes):
+        if type(message) is not dict:
             with _UNPACKING:  # (two threads unpacking at once would each keep their own object)
                 message = self.stored_message
-                if isinstance(message, bytes):
+                if type(message) is bytes:
                     message = self.stored_message = marshal.loads(message)
-        return message
+                elif type(message) is int:
+                    message = self.stored_message = self.packed_in.message(message, self.message_id)
+        return message  # type: ignore[return-value]
 
     @property
     def role(self) -> str:
@@ -216,6 +220,7 @@ def _resolve_message(
             result_id=result_id,
             call_ids=call_ids,
             message_role=message_role,
+            packed_in=getattr(renders.cached, "messages", None) if type(packed) is int else None,
         )
     else:
         rendered = made if isinstance(made, RenderedMessage) else render_message(msg, sender_metadata)

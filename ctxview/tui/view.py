@@ -138,14 +138,14 @@ class TableLayout:
         lines: list[int],
         separators: list[Separator],
         line_of: dict[int, int] | None = None,
-        index_of_key: dict[str, int] | None = None,
+        index_of_key: Mapping[str, int] | None = None,
         keys: list[str] | None = None,
     ) -> None:
         self.sort = sort
         self.lines = lines
         self.separators = separators
         self._line_of = line_of
-        self.index_of_key: dict[str, int] = index_of_key if index_of_key is not None else {}  # key → decision index
+        self.index_of_key: Mapping[str, int] = index_of_key if index_of_key is not None else {}  # key → decision index
         self.keys = keys  # the key column ``index_of_key`` was built from (the next layout may share it)
         self._order: _OrdinalOrder | None = None  # (ordinal sort) the item order, for the next layout
         self._cuts: list[tuple[int, SeparatorKind]] | None = None  # (ordinal sort) where its separators sit
@@ -344,7 +344,9 @@ def layout_rows(trace: Trace, sort: SortMode, previous: TableLayout | None = Non
     if previous is not None and previous.keys is not None and (previous.keys is keys or previous.keys == keys):
         index_of_key = previous.index_of_key  # the same items in the same order
     else:
-        index_of_key = dict(zip(keys, range(len(decisions)), strict=True))
+        key_index = getattr(decisions, "key_index", None)  # (the lazy decisions: their plan's own index)
+        shared = key_index() if key_index is not None else None
+        index_of_key = shared if shared is not None else dict(zip(keys, range(len(decisions)), strict=True))
     if reused_lines is not None:
         lines = reused_lines
     same_lines = previous is not None and (previous.lines is lines or previous.lines == lines)

@@ -173,6 +173,28 @@ async def test_the_footer_keys_never_overlap(demo_db, size):
         assert [k.key_display for k in keys[:3]] == ["/", "+", "-"]  # the first keys of the action table
 
 
+async def test_the_footer_is_laid_out_again_only_when_its_keys_change(demo_db):
+    """Every focus change tells the footer the bindings changed; mounting its keys again each time restyles
+    them all (several times while a session opens): the same keys stay the same widgets."""
+    app = make_app(demo_db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await pilot.pause()
+        screen = inspector(app)
+        before = list(screen.query(FooterKey))
+        screen.bindings_updated_signal.publish(screen)  # (what a focus change or refresh_bindings sends)
+        await pilot.pause()
+        await pilot.pause()
+        assert list(screen.query(FooterKey)) == before
+        await pilot.resize_terminal(80, 24)  # the width changes what fits
+        await pilot.pause()
+        await pilot.pause()
+        after = sorted(screen.query(FooterKey), key=lambda k: k.region.x)
+        assert len(after) < len(before)
+        assert after[-1].has_class("-command-palette") and after[-1].region.right <= 80
+        assert [k.key_display for k in after[:3]] == ["/", "+", "-"]
+
+
 # --- the why in the table -----------------------------------------------------------------------------
 
 

@@ -126,6 +126,14 @@ def test_a_changed_database_is_rendered_again(cache: Path, tmp_path: Path) -> No
     assert warm == fresh_cold
 
 
+def _payload_end(path: Path) -> int:
+    """Where a cache file's checksummed payload ends and its tail (the packed messages) begins."""
+    data = path.read_bytes()
+    header_size = int.from_bytes(data[len(render_cache._MAGIC) : len(render_cache._MAGIC) + 8], "big")
+    start = len(render_cache._MAGIC) + 8 + header_size + 32
+    return start + 8 + int.from_bytes(data[start : start + 8], "big")
+
+
 def test_a_damaged_cache_file_is_ignored(cache: Path, tmp_path: Path) -> None:
     db = tmp_path / "session.db"
     build_sample(db, "medium", messages=300)
@@ -134,13 +142,65 @@ def test_a_damaged_cache_file_is_ignored(cache: Path, tmp_path: Path) -> None:
     (path,) = _cache_files(cache)
     assert _stored(session) is not None
     data = bytearray(path.read_bytes())
-    data[-10] ^= 0xFF
+    data[_payload_end(path) - 10] ^= 0xFF  # in the payload: the checksum fails
     path.write_bytes(bytes(data))
     assert _stored(session) is None
-    path.write_bytes(bytes(data[: len(data) // 2]))
+    path.write_bytes(bytes(data[: _payload_end(path) // 2]))
     assert _stored(session) is None
     warm, _ = _resolve(db)
     assert warm == cold
+
+
+def test_messages_the_cache_file_no_longer_gives_back_are_rendered_again(cache: Path, tmp_path: Path) -> None:
+    """A message is read from the file's tail only when a run unpacks it: one altered or cut off since the
+    session was read is rendered again from its parts, to the same message."""
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, _ = _resolve(db)
+    save_pending_renders()
+    (path,) = _cache_files(cache)
+    with LcmStore(db) as store:
+        warm_session = store.load_session()
+    resolved = SessionAssembler(warm_session).resolved("UTC")
+    in_file = [item for item in resolved if type(item.stored_message) is int]
+    assert len(in_file) == sum(1 for item in resolved if item.is_message)  # nothing unpacked yet
+    messages = in_file[0].packed_in
+    assert all(item.packed_in is messages for item in in_file)
+    end = _payload_end(path)
+    data = bytearray(path.read_bytes())
+    for offset in range(end, len(data), 97):  # alter the tail in place (same inode): every 97th byte
+        data[offset] ^= 0x5A
+    with open(path, "r+b") as handle:  # (not replaced: the session's descriptor reads these bytes)
+        handle.write(data)
+        handle.truncate(end + (len(data) - end) * 2 // 3)  # and the last third cut off
+    assert [_facts(i) for i in resolved] == cold
+    assert all(type(item.stored_message) is dict for item in in_file)
+    assert any(m.parts.loaded for m in warm_session.messages.values())  # (some were rendered again)
+
+
+def test_the_cache_files_descriptor_is_closed_with_the_session(cache: Path, tmp_path: Path) -> None:
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    _resolve(db)
+    save_pending_renders()
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.fail("this test reads /proc/self/fd (Linux)")
+    (path,) = _cache_files(cache)
+
+    def open_on_cache() -> int:
+        return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+    with LcmStore(db) as store:
+        warm_session = store.load_session()
+    resolved = SessionAssembler(warm_session).resolved("UTC")
+    assert open_on_cache() == 1
+    assert resolved[0].message  # (read through it)
+    del warm_session, resolved
+    import gc
+
+    gc.collect()
+    assert open_on_cache() == 0
 
 
 def test_a_database_with_a_wal_ties_the_cache_to_it(cache: Path, tmp_path: Path) -> None:
@@ -232,7 +292,7 @@ def test_a_warm_open_reads_the_parts_only_when_asked_and_gets_the_same(cache: Pa
     kept = {d.key for d in trace.decisions if d.outcome in KEPT_OUTCOMES}
     resolved = assembler.resolved("UTC")
     # a run unpacks the messages it sends (and their pairing partners), not the session's evicted past
-    packed = [item for item in resolved if isinstance(item.stored_message, bytes)]
+    packed = [item for item in resolved if type(item.stored_message) in (bytes, int)]
     assert packed and all(item.key not in kept for item in packed)
     assert [_facts(i) for i in resolved] == cold
     assert not deferred[0].loaded  # resolving from the cache needed no part

@@ -93,6 +93,13 @@ def assert_columns(trace: Trace) -> None:
     ]
     for name in COLUMNS:
         assert decisions.column(name) == [getattr(d, name) for d in decisions], name
+    keys = [d.key for d in decisions]
+    plain = dict(zip(keys, range(len(keys)), strict=True))
+    shared = decisions.key_index()  # (the plan's own key index, with the live inputs' keys on top)
+    if shared is not None:
+        assert dict(shared) == plain and len(shared) == len(plain)
+        assert all(shared.get(key) == index and key in shared for key, index in plain.items())
+        assert shared.get("o:-1") is None and "o:-1" not in shared
 
 
 @st.composite

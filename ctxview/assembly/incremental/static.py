@@ -11,16 +11,41 @@ focus brief builds afresh); a resolved list without a cache builds every time.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
-from typing import Any
+from itertools import accumulate, pairwise, repeat
+from typing import Any, overload
 
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.incremental.chunked_repair import ChunkPlan
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems
 from ctxview.jsjson import js_string
 from ctxview.model import ContextItemRow, Session
+
+
+class ItemsPlan(Sequence[tuple[str, Any]]):
+    """The decision plan of the usual session, every row resolved in order: ``("item", item)`` for each
+    item, served from the resolved list (100,000 pairs held for nothing are ~6 MB)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[ResolvedItem]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return list(zip(repeat("item"), self.items[index]))
+        return ("item", self.items[index])
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        return zip(repeat("item"), self.items)
 
 
 @dataclass(slots=True)
@@ -31,11 +56,11 @@ class SessionStatic:
     all_results: dict[str, list[int]]  # result id → ordinals of every resolved item answering it
     pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
     unresolved_rows: list[ContextItemRow]
-    plan: list[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
+    plan: Sequence[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
     context_ordinals: list[int]
     # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
     # same session mostly has the very same list (same items, same order), and can share them
-    evictable_lookups: tuple[list[ResolvedItem], dict[int, int], dict[int, ResolvedItem]] | None = None
+    evictable_lookups: tuple[list[ResolvedItem], Mapping[int, int], dict[int, ResolvedItem]] | None = None
     # for those lookups and a plan index: each evictable item's plan position (None: not an item position there)
     evictable_positions: tuple[Any, Any, list[int | None]] | None = None
 
@@ -76,7 +101,7 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
     covered = {item.ordinal for item in overlay.covered}
     focus = overlay.focus_item
     rows = sorted(session.items, key=lambda r: r.ordinal)
-    plan: list[tuple[str, Any]]
+    plan: Sequence[tuple[str, Any]]
     ordinals = [item.ordinal for item in resolved]
     if (
         focus is None
@@ -84,21 +109,25 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
         and ordinals == [row.ordinal for row in rows]
         and len(set(ordinals)) == len(ordinals)
     ):  # the usual session: every row resolved, in order, each its own ordinal
-        plan = [("item", item) for item in resolved]
+        plan = ItemsPlan(resolved)
     else:
         by_ordinal = {item.ordinal: item for item in resolved}
         plan = []
+        listed: list[tuple[str, Any]] = []
         for row in rows:
             if focus is not None and row.ordinal == focus.ordinal:
-                plan.append(("focus", focus))
+                listed.append(("focus", focus))
             item = by_ordinal.get(row.ordinal)
             if item is None:
-                plan.append(("unresolved", row))
+                listed.append(("unresolved", row))
             elif row.ordinal in covered:
-                plan.append(("covered", item))
+                listed.append(("covered", item))
             else:
-                plan.append(("item", item))
-    unresolved_rows: list[ContextItemRow] = [obj for tag, obj in plan if tag == "unresolved"]
+                listed.append(("item", item))
+        plan = listed
+    unresolved_rows: list[ContextItemRow] = (
+        [] if isinstance(plan, ItemsPlan) else [obj for tag, obj in plan if tag == "unresolved"]
+    )
     static = SessionStatic(
         overlay=overlay,
         all_results=all_results,
@@ -195,6 +224,8 @@ class PlanIndex:
     # outcome column every run starts from: copying it is C-fast, building it is a loop over every position)
     evictable_or_focus: list[str] = field(default_factory=list)  # the segment column every run starts from
     no_live: list[None] = field(default_factory=list)  # the live-index column of the context items (all None)
+    # the plan's items when every position is one (the usual session), each at one position only
+    plain_items: list[ResolvedItem] | None = None
 
     def __post_init__(self) -> None:
         if not self.evicted_or_fixed:
@@ -211,10 +242,12 @@ def plan_index_of(static: SessionStatic, resolved: list[ResolvedItem]) -> PlanIn
     return plan_index
 
 
-def _plan_index(plan: list[tuple[str, Any]]) -> PlanIndex:
-    if all(tag == "item" for tag, _ in plan):  # the usual session: every row resolves, no focus brief
-        items: list[ResolvedItem] = [obj for _, obj in plan]
+def _plan_index(plan: Sequence[tuple[str, Any]]) -> PlanIndex:
+    if isinstance(plan, ItemsPlan) or all(tag == "item" for tag, _ in plan):  # the usual session
+        items: list[ResolvedItem] = plan.items if isinstance(plan, ItemsPlan) else [obj for _, obj in plan]
         keys = [item.key for item in items]
+        numbers = list(range(len(items)))  # (one int object per position, shared by both maps)
+        position = dict(zip(map(id, items), numbers, strict=True))
         return PlanIndex(
             keys,
             [item.ordinal for item in items],
@@ -222,10 +255,11 @@ def _plan_index(plan: list[tuple[str, Any]]) -> PlanIndex:
             [item.tokens for item in items],
             [None] * len(items),
             [True] * len(items),
-            {id(item): pos for pos, item in enumerate(items)},
-            {k: pos for pos, k in enumerate(keys)},  # the last wins, as in the loop below
+            position,
+            dict(zip(keys, numbers, strict=True)),  # the last wins, as in the loop below
             [],
             ["evicted"] * len(items),
+            plain_items=items if len(position) == len(items) else None,
         )
     keys = []
     ordinals: list[int] = []

@@ -10,6 +10,7 @@ the width changes.  Every key stays in the help (``?``) and the palette.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from rich.cells import cell_len
 from textual import events
@@ -45,8 +46,27 @@ class FittingFooter(Footer):
     def __init__(self, *, compact: bool = True) -> None:
         super().__init__(compact=compact)
         self._laid_out_for = 0
+        self._composed_for: tuple[Any, ...] | None = None
+
+    def _signature(self) -> tuple[Any, ...]:
+        """What ``compose`` reads: the screen's shown bindings (with their state), the width and the flags."""
+        shown = tuple(
+            (binding.key, binding.description, binding.action, binding.show, binding.group, enabled, tooltip)
+            for _node, binding, enabled, tooltip in self.screen.active_bindings.values()
+            if binding.show
+        )
+        width = self.size.width or self.app.size.width
+        return (self._bindings_ready, shown, width, self.compact, self.show_command_palette)
+
+    async def recompose(self) -> None:
+        """Compose again only when what it reads changed: the footer is told of every focus change (an
+        open changes focus several times), and mounting its keys again restyles each of them."""
+        if self.is_attached and self._composed_for is not None and self._signature() == self._composed_for:
+            return
+        await super().recompose()
 
     def compose(self) -> Iterable[Widget]:  # type: ignore[override]
+        self._composed_for = self._signature() if self.is_attached else None
         widgets = list(super().compose())
         palette = [w for w in widgets if isinstance(w, FooterKey) and w.has_class("-command-palette")]
         keys = [w for w in widgets if isinstance(w, FooterKey) and w not in palette]
