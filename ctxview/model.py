@@ -123,6 +123,19 @@ class RowTexts:
         self._read: Callable[[], Mapping[int, tuple[str, str | None]]] | None = read
         self._texts: Mapping[int, tuple[str, str | None]] | None = None
         self._lock = threading.Lock()
+        self._parts: PartsSource | None = None
+        self._stored_ids: Mapping[int, Any] = {}
+
+    def defer_parts(self, source: PartsSource, stored_ids: Mapping[int, Any]) -> None:
+        """The rows' ``parts``, left unset too, are ``DeferredParts`` of ``source`` (by the id as stored:
+        ``stored_ids`` where it is not the message id), made when first read."""
+        self._parts = source
+        self._stored_ids = stored_ids
+
+    def parts_of(self, message_id: int) -> Sequence[PartRow]:
+        if self._parts is None:
+            return ()
+        return DeferredParts(self._parts, self._stored_ids.get(message_id, message_id))
 
     @property
     def loaded(self) -> bool:
@@ -138,7 +151,7 @@ class RowTexts:
         return self._texts.get(message_id, ("", None))
 
 
-_DEFERRED_TEXTS = frozenset({"content", "created_at"})
+_DEFERRED_TEXTS = frozenset({"content", "created_at"})  # (and ``parts``: ``RowTexts.defer_parts``)
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -156,10 +169,15 @@ class MessageRow:
     texts: RowTexts | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
-        """``content`` / ``created_at`` of a row whose texts are read on first use (``RowTexts``)."""
-        if name in _DEFERRED_TEXTS and self.texts is not None:
-            self.content, self.created_at = self.texts.texts_of(self.message_id)
-            return self.content if name == "content" else self.created_at
+        """``content`` / ``created_at`` / ``parts`` of a row read from the render cache, made on first use
+        (``RowTexts``): 100,000 rows hold none of them until something asks."""
+        if self.texts is not None:
+            if name in _DEFERRED_TEXTS:
+                self.content, self.created_at = self.texts.texts_of(self.message_id)
+                return self.content if name == "content" else self.created_at
+            if name == "parts":
+                parts = self.parts = self.texts.parts_of(self.message_id)
+                return parts
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
@@ -167,7 +185,7 @@ def unread_texts_row(
     message_id: int, seq: int, role: str, token_count: int | None, large_content: str | None,
     sender_metadata: str | None, texts: RowTexts,
 ) -> MessageRow:
-    """A message row whose ``content`` and ``created_at`` are read from ``texts`` when first asked for."""
+    """A message row whose ``content``, ``created_at`` and ``parts`` come from ``texts`` when first asked for."""
     row = _new_row(MessageRow)
     row.message_id = message_id
     row.seq = seq
@@ -175,7 +193,6 @@ def unread_texts_row(
     row.token_count = token_count
     row.large_content = large_content
     row.sender_metadata = sender_metadata
-    row.parts = ()
     row.texts = texts
     return row
 

@@ -700,9 +700,7 @@ class LcmStore:
             if any(mid not in renders for mid in messages):
                 return None
             renders.render_from(messages, rule)
-            source = PartsSource(partial(_reread_parts, self.path, cid, identity))
-            for row in messages.values():
-                row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
+            texts.defer_parts(PartsSource(partial(_reread_parts, self.path, cid, identity)), stored)
             warnings.extend(row_warnings)
             items = [ContextItemRow(ordinal, intern(kind), mid, sid) for ordinal, kind, mid, sid in item_rows]
             return items, messages, stored, (rule, renders), sums
