@@ -18,6 +18,7 @@ Usage::
 
     python benchmarks/tui_cpu.py --size 10000
     python benchmarks/tui_cpu.py --size 100000 --keys data --profile /tmp/ui.prof
+    python benchmarks/tui_cpu.py --size 10000 --path   # where each key's wall time goes, stage by stage
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -107,6 +108,111 @@ class EditClock:
         ItemsTable.render_line = render_line  # type: ignore[method-assign]
 
 
+class PathClock:
+    """Wall and process CPU time from each key to the stages of its way to the table (``--path``).
+
+    Stamps (the first of each name after the key): the key reaches the input, the controls see the change,
+    the screen asks for a run, the run starts and ends in its thread (``SessionAssembler.run`` inside
+    ``_run``), the result is applied, the screen paints a frame, the table draws its first line of the
+    new trace.  Wall minus CPU is time when no thread of the process ran (the machine busy, or a wait).
+    """
+
+    STAGES: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        # (name, module, "Class.method")
+        ("input", "textual.widgets", "Input._on_key"),
+        ("controls", "ctxview.tui.widgets.controls", "Controls.on_input_changed"),
+        ("request", "ctxview.tui.screens.inspector", "InspectorScreen.request_assembly"),
+        ("run", "ctxview.tui.screens.inspector", "InspectorScreen._run"),
+        ("core", "ctxview.pipeline", "SessionAssembler.run"),
+        ("apply", "ctxview.tui.screens.inspector", "InspectorScreen._apply"),
+        ("frame", "textual.screen", "Screen._on_timer_update"),
+    )
+
+    def __init__(self) -> None:
+        self.edits: list[list[tuple[str, float, float]]] = []
+        self.shown: Any = None  # the trace the table showed when the key was pressed
+
+    def stamp(self, name: str) -> None:
+        if self.edits:
+            self.edits[-1].append((name, time.perf_counter(), time.process_time()))
+
+    def install(self) -> None:
+        import importlib
+        import inspect
+
+        from textual.pilot import Pilot
+
+        from ctxview.tui.widgets.items_table import ItemsTable
+
+        clock = self
+
+        def wrap(owner: Any, attribute: str, name: str, *, ends: bool = False) -> None:
+            real = getattr(owner, attribute)
+            if inspect.iscoroutinefunction(real):
+                async def stamped_async(*args: Any, **kwargs: Any) -> Any:
+                    clock.stamp(name)
+                    try:
+                        return await real(*args, **kwargs)
+                    finally:
+                        if ends:
+                            clock.stamp(name + " end")
+
+                setattr(owner, attribute, stamped_async)
+                return
+
+            def stamped(*args: Any, **kwargs: Any) -> Any:
+                clock.stamp(name)
+                try:
+                    return real(*args, **kwargs)
+                finally:
+                    if ends:
+                        clock.stamp(name + " end")
+
+            setattr(owner, attribute, stamped)
+
+        for name, module, dotted in self.STAGES:
+            class_name, attribute = dotted.split(".")
+            wrap(getattr(importlib.import_module(module), class_name), attribute, name, ends=name in ("run", "core"))
+        real_press = Pilot.press
+
+        async def press(pilot: Any, *keys: str) -> None:
+            tables = pilot.app.screen.query(ItemsTable)
+            clock.shown = tables.first().trace if tables else None
+            clock.edits.append([("key", time.perf_counter(), time.process_time())])
+            await real_press(pilot, *keys)
+
+        Pilot.press = press  # type: ignore[method-assign]
+        real_line = ItemsTable.render_line
+
+        def render_line(table: Any, y: int) -> Any:
+            if clock.edits and table.trace is not None and table.trace is not clock.shown:
+                clock.stamp("table line")  # (the first line of the new trace: the benchmark's clock stops there)
+            return real_line(table, y)
+
+        ItemsTable.render_line = render_line  # type: ignore[method-assign]
+
+    def report(self, name: str, edits: list[list[tuple[str, float, float]]]) -> str:
+        """Median ms from the key to each stage (wall/CPU), in the order the stages came."""
+        reached: dict[str, list[tuple[float, float]]] = {}
+        for stamps in edits:
+            _, wall0, cpu0 = stamps[0]
+            seen: set[str] = set()
+            for stage, wall, cpu in stamps:
+                if stage in seen:
+                    continue
+                seen.add(stage)
+                reached.setdefault(stage, []).append(((wall - wall0) * 1000, (cpu - cpu0) * 1000))
+                if stage == "table line":
+                    break
+        order = sorted(reached, key=lambda stage: statistics.median(w for w, _ in reached[stage]))
+        parts = [
+            f"{stage} {statistics.median(w for w, _ in reached[stage]):.1f}/"
+            f"{statistics.median(c for _, c in reached[stage]):.1f}"
+            for stage in order
+        ]
+        return f"{name}, ms from the key (wall/CPU, medians): " + " · ".join(parts)
+
+
 def _ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f}" if values else "—"
 
@@ -116,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10_000, help="context items (a cached benchmark session)")
     parser.add_argument("--keys", default="data", help="characters typed into the prompt")
     parser.add_argument("--profile", metavar="FILE", help="write the UI thread's cProfile (thread CPU) here")
+    parser.add_argument("--path", action="store_true", help="also time each key's way to the table, stage by stage")
     args = parser.parse_args(argv)
 
     db = bench.session_db(args.size)
@@ -123,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     profile = cProfile.Profile(time.thread_time) if args.profile else None
     clock = EditClock(profile)
     clock.install()
+    path = PathClock() if args.path else None
+    if path is not None:
+        path.install()
     out = bench.worker_tui(db, budget, args.keys)
     typed = len(out["tui"])
     # the first run is the opening assembly; then one run per edit (a superseded edit may skip its run)
@@ -136,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: CPU medians, UI thread {_ms(ui)} + SessionAssembler.run {_ms(core_part)}"
               f" + view work in the worker {_ms(view_part)} ms (then, after the paint: the panes' parts"
               f" {_ms(pane_part)} ms)")
+    if path is not None:
+        print(path.report("prompt edit", path.edits[:typed]))
+        print(path.report("budget edit", path.edits[typed:]))
     if profile is not None:
         profile.dump_stats(args.profile)
     return 0

@@ -111,6 +111,49 @@ class DeferredParts(Sequence["PartRow"]):
         return f"DeferredParts(message {self._message_id!r})"
 
 
+class RowTexts:
+    """The ``content`` and ``created_at`` of a session's messages, read from the database on first use.
+
+    A session whose renders come from the render cache holds neither (~23 MB at 100,000 messages): only
+    a message rendered again, the drain replay or the ROI scorer read them.  ``read`` returns message id →
+    (content, created_at) from the same database state, or raises.
+    """
+
+    def __init__(self, read: Callable[[], Mapping[int, tuple[str, str | None]]]) -> None:
+        self._read: Callable[[], Mapping[int, tuple[str, str | None]]] | None = read
+        self._texts: Mapping[int, tuple[str, str | None]] | None = None
+        self._lock = threading.Lock()
+        self._parts: PartsSource | None = None
+        self._stored_ids: Mapping[int, Any] = {}
+
+    def defer_parts(self, source: PartsSource, stored_ids: Mapping[int, Any]) -> None:
+        """The rows' ``parts``, left unset too, are ``DeferredParts`` of ``source`` (by the id as stored:
+        ``stored_ids`` where it is not the message id), made when first read."""
+        self._parts = source
+        self._stored_ids = stored_ids
+
+    def parts_of(self, message_id: int) -> Sequence[PartRow]:
+        if self._parts is None:
+            return ()
+        return DeferredParts(self._parts, self._stored_ids.get(message_id, message_id))
+
+    @property
+    def loaded(self) -> bool:
+        return self._texts is not None
+
+    def texts_of(self, message_id: int) -> tuple[str, str | None]:
+        if self._texts is None:
+            with self._lock:
+                if self._texts is None:
+                    assert self._read is not None
+                    self._texts = self._read()
+                    self._read = None
+        return self._texts.get(message_id, ("", None))
+
+
+_DEFERRED_TEXTS = frozenset({"content", "created_at"})  # (and ``parts``: ``RowTexts.defer_parts``)
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class MessageRow:
     message_id: int
@@ -122,6 +165,39 @@ class MessageRow:
     large_content: str | None = None
     sender_metadata: str | None = None  # raw openclaw_sender_metadata JSON text
     parts: Sequence[PartRow] = ()  # a tuple, or DeferredParts when the render cache made reading them unneeded
+    # where ``content`` and ``created_at`` come from when they were left unset (a row read from the render cache)
+    texts: RowTexts | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        """``content`` / ``created_at`` / ``parts`` of a row read from the render cache, made on first use
+        (``RowTexts``): 100,000 rows hold none of them until something asks."""
+        if self.texts is not None:
+            if name in _DEFERRED_TEXTS:
+                self.content, self.created_at = self.texts.texts_of(self.message_id)
+                return self.content if name == "content" else self.created_at
+            if name == "parts":
+                parts = self.parts = self.texts.parts_of(self.message_id)
+                return parts
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def unread_texts_row(
+    message_id: int, seq: int, role: str, token_count: int | None, large_content: str | None,
+    sender_metadata: str | None, texts: RowTexts,
+) -> MessageRow:
+    """A message row whose ``content``, ``created_at`` and ``parts`` come from ``texts`` when first asked for."""
+    row = _new_row(MessageRow)
+    row.message_id = message_id
+    row.seq = seq
+    row.role = role
+    row.token_count = token_count
+    row.large_content = large_content
+    row.sender_metadata = sender_metadata
+    row.texts = texts
+    return row
+
+
+_new_row = object.__new__
 
 
 @dataclass(frozen=True, slots=True)

@@ -352,7 +352,8 @@ def build_trace(
         if engine.clamp_outcomes:  # (one mapping for the thousands of items a clamp can cut)
             reasons = engine.clamp_reasons
             decisions.map_field("outcome", engine.clamp_outcomes)
-            decisions.map_field("reason", {key: reasons[o] for key, o in engine.clamp_outcomes.items()})
+            outcomes = engine.clamp_outcomes
+            decisions.map_field("reason", dict(zip(outcomes, map(reasons.__getitem__, outcomes.values()), strict=True)))
         decisions.extend(engine.live_decisions)
         final_tokens = engine.estimated_tokens
         engine_outcome = engine.engine_outcome

@@ -28,7 +28,7 @@ import stat
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the store imports this module: a command that renders nothi
     from ctxview.model import MessageRow, Session
 
 FORMAT = 5  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
-# 5: the messages in the file's tail, read one by one (``MessageFile``)
+# 5: the messages in the file's tail, read one by one (``MessageFile``); rows without content and times
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -147,6 +147,9 @@ def _header(identity: Identity, conversation_id: int, sender_metadata: bool) -> 
     return marshal.dumps((_code_version(), identity, conversation_id, sender_metadata))
 
 
+READ_BLOCK = 1 << 22  # bytes of packed messages ``MessageFile.messages`` reads at once
+
+
 class MessageFile:
     """The packed messages of a render cache file, each read from the file when a run unpacks it.
 
@@ -183,6 +186,38 @@ class MessageFile:
         if self.render_again is None:
             raise OSError(f"the render cache file changed while in use (message {message_id})")
         return self.render_again(message_id)
+
+    def messages(self, indexes: Sequence[int], message_ids: Sequence[int]) -> list[dict[str, Any]]:
+        """``message`` of each index (ascending ones are read a block at a time: one ``pread`` per message
+        cost as much as unpacking it), each checked as ``message`` checks it, and read by it where not."""
+        out: list[dict[str, Any]] = []
+        offsets = self._offsets
+        crcs = self._crcs
+        at = 0
+        while at < len(indexes):
+            first = indexes[at]
+            end = at + 1  # indexes[at:end] ascend and span at most READ_BLOCK bytes of the file
+            while (
+                end < len(indexes) and indexes[end] > indexes[end - 1]
+                and offsets[indexes[end] + 1] - offsets[first] <= READ_BLOCK
+            ):
+                end += 1
+            start = offsets[first]
+            try:
+                block = os.pread(self._fd, offsets[indexes[end - 1] + 1] - start, self._base + start)
+            except OSError:
+                block = b""
+            for index, message_id in zip(indexes[at:end], message_ids[at:end], strict=True):
+                data = block[offsets[index] - start : offsets[index + 1] - start]
+                message: Any = None
+                if len(data) == offsets[index + 1] - offsets[index] and zlib.crc32(data) == crcs[index]:
+                    try:
+                        message = marshal.loads(data)
+                    except (ValueError, EOFError, TypeError):
+                        message = None
+                out.append(message if type(message) is dict else self.message(index, message_id))
+            at = end
+        return out
 
 
 class CachedRenders(dict[int, Any]):
@@ -244,13 +279,13 @@ def load_payload(
 def rows_of(session: Session) -> Any:
     """The session's context items and messages as the store read them, with the warnings about them and
     two sums over every context row: what the store needs to rebuild them without reading those tables
-    (``LcmStore._cached_rows``)."""
+    (``LcmStore._cached_rows``), but the messages' content and creation times (read again when asked for:
+    ``model.RowTexts``)."""
     raw = session.stored_message_ids
     return (
         [(row.ordinal, row.item_type, row.message_id, row.summary_id) for row in session.items],
         [
-            (m.message_id, m.seq, m.role, m.content, m.token_count, m.created_at, m.large_content, m.sender_metadata,
-             raw.get(mid, mid))
+            (m.message_id, m.seq, m.role, m.token_count, m.large_content, m.sender_metadata, raw.get(mid, mid))
             for mid, m in session.messages.items()
         ],
         session.row_warnings,

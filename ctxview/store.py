@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from sys import intern
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxview import render_cache
 from ctxview.dbvalues import engine_number, total, whole_number
@@ -39,9 +39,11 @@ from ctxview.model import (
     Params,
     PartRow,
     PartsSource,
+    RowTexts,
     Session,
     SummaryRow,
     count_text,
+    unread_texts_row,
 )
 from ctxview.render_cache import Identity, database_identity
 from ctxview.sqlite_readonly import (  # noqa: F401 - IMMUTABLE_WARNING is part of this module's API
@@ -79,6 +81,7 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
 
 
 # Tables the engine creates and ctxview reads: a view or virtual table in their place was not written by it.
+_T = TypeVar("_T")
 ENGINE_TABLES = (*REQUIRED, "large_files", "focus_briefs", "conversation_compaction_maintenance",
                  "conversation_bootstrap_state")
 
@@ -93,14 +96,24 @@ LoadProgress = Callable[[int, int], None]  # (context items read, their total)
 
 def _reread_parts(path: Path, cid: int, identity: Identity | None) -> dict[Any, tuple[PartRow, ...]]:
     """The parts a session loaded without them (render cache) turns out to need, from the same database state."""
+    return _reread(path, identity, lambda store: store._read_parts(cid))
+
+
+def _reread_texts(path: Path, cid: int, identity: Identity | None) -> dict[int, tuple[str, str | None]]:
+    """The messages' content and creation times a session loaded without them (render cache) turns out to
+    need, from the same database state."""
+    return _reread(path, identity, lambda store: store._read_texts(cid))
+
+
+def _reread(path: Path, identity: Identity | None, read: Callable[[LcmStore], _T]) -> _T:
     changed = f"{path}: the database changed since it was read; reload it (r) to see it"
     if database_identity(path) != identity:
         raise DatabaseError(changed)
     with LcmStore(path) as store:
-        parts = store._read_parts(cid)
+        found = read(store)
     if database_identity(path) != identity:
         raise DatabaseError(changed)
-    return parts
+    return found
 
 
 class _Progress:
@@ -591,6 +604,27 @@ class LcmStore:
             )
         return {mid: tuple(rows) for mid, rows in parts.items()}
 
+    def _message_rows(self, cid: int) -> Any:
+        """The context messages' rows (one query: ``_load_messages`` and ``_read_texts`` read the same rows)."""
+        t = "messages"
+        return self._query(
+            f"SELECT m.message_id, m.seq, m.role, m.content, {self._col(t, 'token_count', 'm')},"
+            f" {self._col(t, 'created_at', 'm')}, {self._col(t, 'large_content', 'm')},"
+            f" {self._col(t, 'openclaw_sender_metadata', 'm')}"
+            f" FROM messages m WHERE m.message_id IN ({self._context_messages})",
+            (cid,),
+        )
+
+    def _read_texts(self, cid: int) -> dict[int, tuple[str, str | None]]:
+        """Message id → (content, created_at), as ``_load_messages`` reads them (the first row of an id)."""
+        texts: dict[int, tuple[str, str | None]] = {}
+        for raw_mid, raw_seq, _role, content, _tokens, created, _large, _sender in self._message_rows(cid):
+            mid = _int(raw_mid)
+            if mid is None or _int(raw_seq) is None or mid in texts:
+                continue
+            texts[mid] = (_text(content) or "", _text(created))
+        return texts
+
     def _load_messages(
         self, cid: int, warnings: list[str], report: _Progress | None = None, identity: Identity | None = None
     ) -> tuple[dict[int, MessageRow], dict[int, Any], tuple[bool, dict[int, Any]] | None]:
@@ -599,14 +633,7 @@ class LcmStore:
         Returns the messages, the stored ids that are not the plain integer id, and the cached renders
         (engine rule, renders) when they were used.
         """
-        t = "messages"
-        rows = self._query(
-            f"SELECT m.message_id, m.seq, m.role, m.content, {self._col(t, 'token_count', 'm')},"
-            f" {self._col(t, 'created_at', 'm')}, {self._col(t, 'large_content', 'm')},"
-            f" {self._col(t, 'openclaw_sender_metadata', 'm')}"
-            f" FROM messages m WHERE m.message_id IN ({self._context_messages})",
-            (cid,),
-        )
+        rows = self._message_rows(cid)
         messages: dict[int, MessageRow] = {}
         stored_ids: list[tuple[MessageRow, Any]] = []
         unreadable = 0
@@ -663,8 +690,9 @@ class LcmStore:
             renders, (item_rows, message_rows, row_warnings, sums) = payload
             messages: dict[int, MessageRow] = {}
             stored: dict[int, Any] = {}
-            for mid, seq, role, content, tokens, created, large, sender, raw in message_rows:
-                messages[mid] = MessageRow(mid, seq, intern(role), content, tokens, created, large, sender)
+            texts = RowTexts(partial(_reread_texts, self.path, cid, identity))
+            for mid, seq, role, tokens, large, sender, raw in message_rows:
+                messages[mid] = unread_texts_row(mid, seq, intern(role), tokens, large, sender, texts)
                 if type(raw) is not int or raw != mid:
                     stored[mid] = raw
             if rule != (line_rule and any(m.sender_metadata for m in messages.values())):
@@ -672,9 +700,7 @@ class LcmStore:
             if any(mid not in renders for mid in messages):
                 return None
             renders.render_from(messages, rule)
-            source = PartsSource(partial(_reread_parts, self.path, cid, identity))
-            for row in messages.values():
-                row.parts = DeferredParts(source, stored.get(row.message_id, row.message_id))
+            texts.defer_parts(PartsSource(partial(_reread_parts, self.path, cid, identity)), stored)
             warnings.extend(row_warnings)
             items = [ContextItemRow(ordinal, intern(kind), mid, sid) for ordinal, kind, mid, sid in item_rows]
             return items, messages, stored, (rule, renders), sums

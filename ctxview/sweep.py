@@ -224,7 +224,7 @@ def sweep(
 
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
-        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep))
+        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys))
     else:
         with gc_paused():  # (between the runs too: a collection there would walk the last run's objects)
             for budget in pending:
@@ -414,13 +414,41 @@ class _ExactRun:
 
     @classmethod
     def of(cls, trace: Trace) -> _ExactRun:
-        kept = bytes(map(KEPT_OUTCOMES.__contains__, column(trace.decisions, "outcome")))  # (at C speed)
-        keys = list(column(trace.decisions, "key"))
+        kept = _kept_mask(trace.decisions)
+        keys = column(trace.decisions, "key")  # (often the plan's own list, shared by its runs: read only)
         return cls(trace.summary.assembler_tokens, trace.summary.final_tokens, keys, kept)
 
 
-# the forked workers' assembler and params: inherited through fork, never pickled
-_FORKED: tuple[Any, Params] | None = None
+# the last base outcome column read (shared by the runs of one plan) and its kept mask
+_BASE_KEPT: tuple[list[Any], bytes] | None = None
+_BASE_KEPT_LOCK = threading.Lock()
+
+
+def _kept_mask(decisions: Any) -> bytes:
+    """One byte per decision, 1 where its outcome is a kept one.
+
+    From the outcome column's base (shared by every run of a plan: its mask is made once) and the
+    positions this run changes, when the decisions give that form and change fewer than half of them:
+    reading the whole column maps 100,000 keys per run.
+    """
+    global _BASE_KEPT
+    parts = decisions.column_changes("outcome") if hasattr(decisions, "column_changes") else None
+    if parts is None or 2 * len(parts[1]) > len(parts[0]):
+        return bytes(map(KEPT_OUTCOMES.__contains__, column(decisions, "outcome")))  # (at C speed)
+    base, changes, extra = parts
+    with _BASE_KEPT_LOCK:
+        known = _BASE_KEPT
+        if known is None or known[0] is not base:
+            known = _BASE_KEPT = (base, bytes(map(KEPT_OUTCOMES.__contains__, base)))
+    mask = bytearray(known[1])
+    for position, kept in zip(changes, map(KEPT_OUTCOMES.__contains__, changes.values()), strict=True):
+        mask[position] = kept
+    mask.extend(map(KEPT_OUTCOMES.__contains__, extra))
+    return bytes(mask)
+
+
+# the forked workers' assembler, params and the plan's key column: inherited through fork, never pickled
+_FORKED: tuple[Any, Params, list[str]] | None = None
 
 
 def _can_fork() -> bool:
@@ -429,10 +457,16 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _run_one(budget: int) -> tuple[int, _ExactRun]:
+def _run_one(budget: int) -> tuple[int, _ExactRun, bool]:
+    """One exact run in a forked worker, and whether its keys are the plan's own list (then they go back as
+    an empty list: 100,000 keys pickled and unpickled per run, for a list the parent already has)."""
     assert _FORKED is not None
-    assembler, params = _FORKED
-    return budget, _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
+    assembler, params, plan_keys = _FORKED
+    run = _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
+    same = run.keys is plan_keys
+    if same:
+        run.keys = []
+    return budget, run, same
 
 
 def _shares(budgets: list[int], count: int) -> list[list[int]]:
@@ -454,6 +488,7 @@ def _exact_runs_forked(
     workers: int,
     report: _Progress,
     keep: Callable[[int, Trace], None],
+    plan_keys: list[str],
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
     equal cost; this process runs the share with the largest budget (``keep`` sees its traces).
@@ -463,7 +498,7 @@ def _exact_runs_forked(
     global _FORKED
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers)
-    _FORKED = (assembler, params)
+    _FORKED = (assembler, params, plan_keys)
     gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: the session lives on)
     outcomes: dict[int, _ExactRun] = {}
     try:
@@ -474,7 +509,9 @@ def _exact_runs_forked(
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
                 report.done_one()
-            for budget, run in forked:
+            for budget, run, same in forked:
+                if same:
+                    run.keys = plan_keys
                 outcomes[budget] = run
                 report.done_one()
     finally:
@@ -514,6 +551,7 @@ class _Plan:
     thresholds: dict[str, int]  # key → budget from which the pass keeps it at every larger budget
     mode: str
     monotone: bool
+    keys: list[str]  # the decisions' key column (the runs of these params usually share this very list)
 
     @classmethod
     def of(cls, assembler: SessionAssembler, params: Params) -> _Plan:
@@ -536,7 +574,8 @@ class _Plan:
             if segment in ("fresh-tail", "focus") and key not in thresholds:
                 thresholds[key] = max(1, base + reserved)
         mode = asm.selection_mode
-        return cls(order, base, order.total, reserved, thresholds, mode, mode != "prompt-aware")
+        keys = column(asm.decisions, "key")
+        return cls(order, base, order.total, reserved, thresholds, mode, mode != "prompt-aware", keys)
 
     def kept_tokens(self, budget: int) -> int:
         """The assembler's estimate at ``budget``: fresh tail + focus + what the pass keeps."""

@@ -26,6 +26,7 @@ import marshal
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
+from ctxview.assembly.resolve import messages_of
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
 
@@ -113,7 +114,8 @@ def prime(assembler: SessionAssembler, params: Params) -> bool:
         if not plan.assume_unchanged(cut, orphan_ordinal, flags):
             return False
         items = plan.items
-        messages = [items[p].message for p in positions]  # (the run at the whole session unpacks them anyway)
+        # (the run at the whole session unpacks them anyway; read here in blocks of the render cache file)
+        messages = messages_of(list(map(items.__getitem__, positions)))
         target.memo.remember(messages, tokens, h16s, pairings)
     plan.kept_across = True
     return True

@@ -17,6 +17,7 @@ not apply, e.g. a session whose items are not in ordinal order).
 from __future__ import annotations
 
 import math
+import operator
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -106,6 +107,9 @@ class AssemblerResult:
             scores = [d.score for d in decisions if d.score is not None]
             return bool(scores), all(s == 0 for s in scores)
         return score_summary(self._run, decisions, stubbed=bool(self.stub_stats.get("stubbedCount")))
+
+
+_ORDINAL = operator.attrgetter("ordinal")
 
 
 def empty_result() -> AssemblerResult:
@@ -323,7 +327,12 @@ def _assemble(
         message_keys=keys,
         estimated_tokens=estimated,
         stats=stats,
-        kept_ordinals=[item.ordinal for item in selected if not item.is_focus_brief],  # §10.1: never listed
+        # §10.1: a focus brief is never listed (without focus items no selected item is one: read at C speed)
+        kept_ordinals=(
+            [item.ordinal for item in selected if not item.is_focus_brief]
+            if focus_items
+            else list(map(_ORDINAL, selected))
+        ),
         fresh_tail_ordinal=tail.start,
         protection_hashes=protection,
         decisions=decisions,

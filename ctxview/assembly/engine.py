@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -323,6 +323,7 @@ class _NormalPath:
         self.messages = assembled
         self.keys = list(assembled_keys)
         self._built_pairs: tuple[list[Any], PairIndex] | None = None
+        self._known_tokens: tuple[list[Any], list[int]] | None = None
         self.estimate = assembler_estimate
         self.protection_hashes = protection_hashes
         self.live = live
@@ -399,6 +400,14 @@ class _NormalPath:
             built = self._built_pairs = (messages, PairIndex.build(messages, self.tokens))
         return built[1]
 
+    def _tokens_of(self, messages: list[Any]) -> list[int]:
+        """The serialized tokens of each of ``messages`` (read only); the result step asks again for the list
+        the clamp read (a list is not modified once the engine has it)."""
+        known = self._known_tokens
+        if known is None or known[0] is not messages:
+            known = self._known_tokens = (messages, self.tokens.tokens_of_all(messages))
+        return known[1]
+
     def _clamp(self, messages: list[Any], per_message: list[int] | None = None) -> ClampResult:
         return clamp_to_serialized_budget(
             messages,
@@ -428,7 +437,8 @@ class _NormalPath:
             seeds = self._seeds(False, messages)
             volatile = self._volatile(messages, estimate, seeds)
         volatile_keys = _keys_of(volatile, keys, messages)
-        volatile_tokens = self.tokens.tokens_of_all(volatile.messages)
+        # (nothing appended or evicted: the volatile step's messages are ``messages``, the same objects in order)
+        volatile_tokens = self._tokens_of(messages if volatile.unchanged else volatile.messages)
         clamp = self._clamp(volatile.messages, volatile_tokens)
         clamp_keys = volatile_keys
         if clamp.clamped and recall.included and cue is not None:
@@ -487,7 +497,7 @@ class _NormalPath:
             self._pairs(assembled),
             self.rules,
         )
-        assembled_tokens = self.tokens.tokens_of_all(assembled)
+        assembled_tokens = self._tokens_of(assembled)
         serialized = dict(zip(assembled_keys, assembled_tokens, strict=False))
         serialized.pop(None, None)  # type: ignore[call-overload]
         serialized.pop(RECALL_KEY, None)
@@ -496,6 +506,8 @@ class _NormalPath:
         if self.fork is not None:
             _apply_fork(self.fork, live_decisions, item_updates, self.assembled_keys)
         extra = recall.decision(final_keys, self.state.recall_ordinals)
+        clamp_outcomes = trace.clamp_outcomes()  # (a new dict: the cue's own entry is dropped in place)
+        clamp_outcomes.pop(RECALL_KEY, None)
         return EngineResult(
             messages=clamp.messages,
             message_keys=final_keys,
@@ -507,7 +519,7 @@ class _NormalPath:
             protected_pairs=trace.protected_pairs(),
             warnings=warnings,
             serialized_tokens=serialized,  # type: ignore[arg-type]
-            clamp_outcomes={k: v for k, v in trace.clamp_outcomes().items() if k != RECALL_KEY},
+            clamp_outcomes=clamp_outcomes,
             clamp_reasons=trace.clamp_reasons(),
         )
 
@@ -624,6 +636,8 @@ def _volatile_stage(
     }
     if _same_messages(volatile.messages, final):
         stage["messages"], stage["messagesSameAs"] = None, "final"
+    elif volatile.unchanged and len(volatile.messages) == len(assembled):  # (its copy of them: the same objects)
+        stage["messages"], stage["messagesSameAs"] = None, "assembler"
     elif _same_messages(volatile.messages, assembled):
         stage["messages"], stage["messagesSameAs"] = None, "assembler"
     else:
@@ -691,8 +705,11 @@ class _EngineTrace:
         return describe_key(self._asm_key(index))
 
     def live_decisions(self) -> list[Decision]:
+        if not self.live:
+            return []
         volatile = self.volatile
-        final_pos = {key: i for i, key in enumerate(self.final_keys) if key is not None}
+        # (a key's last position, read for live keys only: built at C speed, the None key is never asked for)
+        final_pos = dict(zip(self.final_keys, range(len(self.final_keys)), strict=True))
         exact_by_live = {li: ai for ai, li in volatile.exact_anchor.items()}
         appended = set(volatile.appended)
         restored = {li: ev for ev in volatile.evictions for li in ev.restored}
@@ -759,10 +776,11 @@ class _EngineTrace:
         volatile = self.volatile
         updates: dict[str, dict[str, Any]] = {}
         # a key's last assembled occurrence speaks for it (serialized sizes: EngineResult.serialized_tokens)
-        last = dict(zip(self.keys, range(min(len(self.keys), len(self.assembled))), strict=False))
-        for index in self._protected_indexes():
+        protected = self._protected_indexes()
+        is_last = self._last_occurrence_test(protected)
+        for index in protected:
             key = self.keys[index] if 0 <= index < len(self.keys) else None
-            if key is None or last.get(key) != index:
+            if key is None or not is_last(key, index):
                 continue
             why = self._protection(index)
             if why is not None:
@@ -797,6 +815,19 @@ class _EngineTrace:
                     ),
                 )
         return updates
+
+    def _last_occurrence_test(self, indexes: list[int]) -> Callable[[str, int], bool]:
+        """``(key, index)`` → whether ``index`` is ``key``'s last position among the assembled messages' keys.
+
+        For the few indexes asked about (the protected ones, mostly in the fresh tail at the end) a scan of
+        the keys after each is cheaper than a map of 100,000 keys; the map when the scans would cost more.
+        """
+        keys = self.keys
+        limit = min(len(keys), len(self.assembled))
+        if sum(limit - index for index in indexes if 0 <= index < limit) > limit:
+            last = dict(zip(keys, range(limit), strict=False))
+            return lambda key, index: last.get(key) == index
+        return lambda key, index: index < limit and key not in keys[index + 1 : limit]
 
     def clamp_outcomes(self) -> dict[str, str]:
         """Assembled item key → "clamped" or "prefill-stripped", for what the serialized clamp removed."""

@@ -66,7 +66,7 @@ ACTIONS: tuple[Action, ...] = (
            show=False, palette="Save screenshot", palette_help="SVG of the screen in the current directory"),
     # --- the inspector (InspectorScreen); the footer shows them in this order ---
     Action("inspector.focus_prompt", "slash", "focus_prompt", "Prompt",
-           "type the prompt (the table follows as you type)",
+           "type the prompt (the table follows as you type)", priority=True,  # (see action_focus_prompt)
            palette="Edit the prompt", palette_help="focus the prompt input"),
     Action("inspector.focus_table", "escape", "focus_table", "Table", "back to the items table", show=False),
     Action("inspector.budget_up", "plus,equals_sign", "budget_step(1)", "Budget +10%", "token budget ±10 %",

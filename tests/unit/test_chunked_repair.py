@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan
 from ctxview.assembly.postprocess import FRESH, clean_selected
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
@@ -211,6 +211,7 @@ def test_a_plan_told_the_unchanged_chunks_runs_as_one_that_was_not(
     flags = earlier.unchanged_chunks(cut, orphan)
     items = items_of([js_copy(m) for m in messages])
     told = ChunkPlan.build(items)
+    told.min_span = data.draw(st.sampled_from([1, 2, MIN_SPAN]))  # (1: every flagged chunk through the span path)
     assert told.assume_unchanged(cut, orphan, flags)
     assert not told.assume_unchanged(cut, orphan, flags + b"\x01")  # one byte per chunk, or nothing taken
     selections = [list(range(cut))]
@@ -221,6 +222,9 @@ def test_a_plan_told_the_unchanged_chunks_runs_as_one_that_was_not(
         cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
         assert js_stringify(run.messages) == js_stringify(messages_out)
         assert run.keys == keys
+        untold = earlier.run(kept, cut, orphan, all_results)  # (the plan that cleaned every chunk up itself)
+        assert run.fresh_from == untold.fresh_from
+        assert js_stringify(run.fresh_messages()) == js_stringify(untold.fresh_messages())
         assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
             (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
         ]

@@ -296,8 +296,14 @@ def test_a_warm_open_reads_the_parts_only_when_asked_and_gets_the_same(cache: Pa
     assert packed and all(item.key not in kept for item in packed)
     assert [_facts(i) for i in resolved] == cold
     assert not deferred[0].loaded  # resolving from the cache needed no part
+    texts = next(iter(warm_session.messages.values())).texts
+    assert texts is not None and not texts.loaded  # nor the messages' content and times
     assert _parts_by_message(warm_session) == _parts_by_message(cold_session)
     assert deferred[0].loaded
+    assert [(m.content, m.created_at) for m in warm_session.messages.values()] == [
+        (m.content, m.created_at) for m in cold_session.messages.values()
+    ]
+    assert texts.loaded
 
 
 def test_parts_asked_for_after_the_database_changed_are_refused(cache: Path, tmp_path: Path) -> None:
@@ -313,6 +319,8 @@ def test_parts_asked_for_after_the_database_changed_are_refused(cache: Path, tmp
     message = next(iter(warm_session.messages.values()))
     with pytest.raises(DatabaseError, match="changed since it was read; reload it"):
         len(message.parts)
+    with pytest.raises(DatabaseError, match="changed since it was read; reload it"):
+        message.content  # noqa: B018 (read from the database on first use)
 
 
 def test_renders_made_by_other_rendering_code_are_not_used(

@@ -67,3 +67,15 @@ def test_stub_copies_are_scored_on_their_own_text() -> None:
     indexed = IndexedScores(evictable, ("database",), TermIndex(items), items, copies=[1])
     assert indexed[1] == score_item(item(1, "database stub"), ("database",))
     assert indexed[1][0] == 0.5 == indexed[0][0] and indexed.order() == [1, 0]  # a tie: the newer first
+
+
+@settings(max_examples=60, deadline=None)
+@given(repeats=st.lists(st.tuples(st.sampled_from(["db", "helm", "x1", "rare"]), st.integers(1, 700)), max_size=12),
+       prompt=st.lists(st.sampled_from(["db", "helm", "x1", "rare", "none"]), min_size=1, max_size=4).map(" ".join))
+def test_frequencies_past_one_byte_score_as_the_direct_path(repeats: list[tuple[str, int]], prompt: str) -> None:
+    """The index keeps term frequencies in one byte each until one does not fit (a term seen once or many
+    times): a term repeated hundreds of times in an item scores exactly as scored directly."""
+    items = [item(i, " ".join([term] * count + ["filler"])) for i, (term, count) in enumerate(repeats)]
+    terms = tuple(prompt_terms(prompt))
+    indexed = IndexedScores(items, terms, TermIndex(items), items)
+    assert list(indexed) == [score_item(item(it.ordinal, it.text), terms) for it in items]

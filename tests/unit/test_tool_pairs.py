@@ -243,7 +243,7 @@ def test_protection_hashes_g1() -> None:
         },
     ]
     out, keys = sanitize_tool_use_result_pairing_keyed(messages, ["o:0", "o:1", "o:2", "o:3"])
-    hashes = fresh_tail_protection_hashes(messages, out, keys, lambda _k: True)
+    hashes = fresh_tail_protection_hashes(messages, out, keys, lambda k: k is not None)
     assert hashes == [
         "aa0bcc6a3d537e13",
         "6a6a6619572fc9c2",

@@ -37,9 +37,10 @@ class TermIndex:
 
     def __init__(self, items: Sequence[ResolvedItem]) -> None:
         self._items = items
-        self.item_tokens = array("q", [item.tokens for item in items])  # (greedy orders copy runs of it)
+        self.item_tokens = [item.tokens for item in items]  # (greedy orders copy runs of it: the same ints)
         totals = array("q")
-        # while building: term → (pos << 32 | tf) for a term seen once (most are), else (positions, tfs)
+        # while building: term → (pos << 32 | tf) for a term seen once (most are), else (positions, tfs); the
+        # frequencies one byte each until one does not fit (then that term's go to four bytes)
         postings: dict[str, Any] = {}
         get = postings.get
         for pos, item in enumerate(items):
@@ -55,29 +56,45 @@ class TermIndex:
                 if bucket is None:
                     postings[term] = pos << 32 | tf
                 elif type(bucket) is int:
-                    postings[term] = (array("i", (bucket >> 32, pos)), array("i", (bucket & 0xFFFFFFFF, tf)))
+                    postings[term] = _bucket(bucket >> 32, bucket & 0xFFFFFFFF, pos, tf)
                 else:
                     bucket[0].append(pos)
-                    bucket[1].append(tf)
+                    try:
+                        bucket[1].append(tf)
+                    except OverflowError:
+                        postings[term] = (bucket[0], array("I", (*bucket[1], tf)))
         self.totals = totals
+        # the runs copied into arrays of their exact final size (growing them would leave copies behind)
+        count = sum(1 if type(bucket) is int else len(bucket[0]) for bucket in postings.values())
+        positions = array("i", (0,)) * count
+        wide = any(type(bucket) is not int and bucket[1].typecode == "I" for bucket in postings.values())
+        tfs = array("I" if wide else "B", (0,)) * count
         slot: dict[str, int] = {}
-        offsets = array("q", (0,))
-        positions = array("i")
-        tfs = array("i")
+        offsets = array("q", (0,)) * (len(postings) + 1)
+        at = 0
+        k = 0
         while postings:  # (each term's arrays are let go of as they are copied)
             term, bucket = postings.popitem()
-            slot[term] = len(offsets) - 1
+            slot[term] = k
             if type(bucket) is int:
-                positions.append(bucket >> 32)
-                tfs.append(bucket & 0xFFFFFFFF)
+                positions[at] = bucket >> 32
+                try:
+                    tfs[at] = bucket & 0xFFFFFFFF
+                except OverflowError:  # (a term seen once, very often: every frequency to four bytes)
+                    tfs = array("I", tfs)
+                    tfs[at] = bucket & 0xFFFFFFFF
+                at += 1
             else:
-                positions.extend(bucket[0])
-                tfs.extend(bucket[1])
-            offsets.append(len(positions))
+                end = at + len(bucket[0])
+                positions[at:end] = bucket[0]
+                tfs[at:end] = bucket[1] if bucket[1].typecode == tfs.typecode else array(tfs.typecode, bucket[1])
+                at = end
+            k += 1
+            offsets[k] = at
         self._slot = slot
         self._offsets = offsets
         self._positions = positions
-        self._tfs = _narrowest(tfs)
+        self._tfs = tfs
 
     def postings_of(self, term: str) -> tuple[Sequence[int], Sequence[int]]:
         """The positions of the items holding ``term`` (ascending) and its frequency in each."""
@@ -105,14 +122,10 @@ class TermIndex:
         return scores
 
 
-def _narrowest(values: array[int]) -> array[int]:
-    """``values`` in the smallest unsigned array type that holds every one of them (term frequencies are
-    small: one byte each, as a rule)."""
-    top = max(values, default=0)
-    for code in ("B", "H", "I"):
-        if top < 1 << (8 * array(code).itemsize):
-            return array(code, values)
-    return values
+def _bucket(first: int, first_tf: int, second: int, second_tf: int) -> tuple[array[int], array[int]]:
+    """The posting arrays of a term seen a second time."""
+    code = "B" if first_tf < 256 and second_tf < 256 else "I"
+    return array("i", (first, second)), array(code, (first_tf, second_tf))
 
 
 class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -37,7 +38,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Header, Input, ProgressBar, Static
+from textual.widgets import Header, Input, ProgressBar, Static, TextArea
 
 from ctxview.errors import CtxviewError
 from ctxview.model import Decision, Params, Session, Trace, column, count_text
@@ -67,11 +68,12 @@ from ctxview.tui.widgets.assembled import AssembledView
 from ctxview.tui.widgets.budget_bar import BudgetBar
 from ctxview.tui.widgets.cache_line import CachePrefixLine
 from ctxview.tui.widgets.changes import ChangesLine
-from ctxview.tui.widgets.controls import Controls
+from ctxview.tui.widgets.controls import Controls, FieldInput
 from ctxview.tui.widgets.detail import DetailPane
 from ctxview.tui.widgets.find_line import FindLine
 from ctxview.tui.widgets.footer import FittingFooter
 from ctxview.tui.widgets.items_table import ItemsTable
+from ctxview.tui.widgets.virtual import VirtualList
 from ctxview.whatif.cache_prefix import CachePrefix, cache_prefix
 
 if TYPE_CHECKING:
@@ -98,6 +100,7 @@ class InspectorScreen(Screen[None]):
     PANES_AFTER: ClassVar[float] = 0.1  # the other panes follow the table's paint, or this long after its run
     COLLECT_AFTER: ClassVar[float] = 0.5  # no garbage collection until the edits pause this long…
     COLLECT_EVERY: ClassVar[int] = 64  # …or this many edits came in a row
+    HOLD_FRAMES: ClassVar[float] = 0.06  # an edit whose run should take less: one frame shows the field and the table
     AUTO_FOCUS = "ItemsTable"
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("inspector")
@@ -164,6 +167,9 @@ class InspectorScreen(Screen[None]):
         self._parts_asked: Assembly | None = None  # the last result whose pane parts are being measured
         self._parts_ready: Assembly | None = None  # … and the last one measured
         self.prepared = False  # the term index of the first trace is built (edits from here on are warm)
+        self._last_run = 0.0  # seconds the last run took in its thread (the run, the table layout, the diff)
+        self._frames_held = 0  # the hold on the app's frames (``_hold_frames``) of this number, 0: none
+        self._holds = 0
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -202,6 +208,7 @@ class InspectorScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._show_key_hints()
+        self.query_one("#prompt", FieldInput).on_edit = self._hold_frames
         self.bindings_updated_signal.subscribe(self, self._bindings_updated)
         self.query_one("#load-error").display = False
         self.query_one("#host-line").display = False  # shown once an OpenClaw session is found (or was picked)
@@ -237,6 +244,7 @@ class InspectorScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self._collector.release()
+        self._release_frames()
         if self._watcher is not None:
             self._watcher.close()
 
@@ -499,11 +507,30 @@ class InspectorScreen(Screen[None]):
         self._generation += 1
         self._last_edit = edit
         self._collector.hold()  # (released once the result is drawn, or the run failed)
+        self._hold_frames()
         delay = self.DEBOUNCE if (debounce and self._in_flight) else 0.0
         self._assemble(self.params, self._generation, delay)
         if self.trace is not None:
             generation = self._generation
             self.set_timer(self.BUSY_AFTER, partial(self._show_busy, generation), name="show assembling")
+
+    def _hold_frames(self) -> None:
+        """No frame until the coming edit's result is applied, when its run should take under ``HOLD_FRAMES``
+        (the last run's time; none is in flight): the edited field and the table are then painted in one
+        frame, not the field's echo first (a frame of a few milliseconds that held up the run).  The hold
+        ends at the result, a failed or superseded run, or after ``HOLD_FRAMES`` whatever happens."""
+        if self._frames_held or self.trace is None or self._in_flight or self._last_run > self.HOLD_FRAMES:
+            return
+        self._holds += 1
+        self._frames_held = self._holds
+        self.app._begin_batch()  # (Textual's ``batch_update``, across the run's thread)
+        self.set_timer(self.HOLD_FRAMES, partial(self._release_frames, self._holds), name="release the frames")
+
+    def _release_frames(self, hold: int | None = None) -> None:
+        """End the hold on the frames (``hold``: only that one, for its timer)."""
+        if self._frames_held and (hold is None or hold == self._frames_held):
+            self._frames_held = 0
+            self.app._end_batch()
 
     def _show_busy(self, generation: int) -> None:
         """A run is taking long enough to see: say so, and dim the table as stale."""
@@ -535,9 +562,10 @@ class InspectorScreen(Screen[None]):
         self._apply(result, generation)
 
     def _no_result(self, generation: int) -> None:
-        """The latest edit's run gave nothing to draw: the collector need not wait for it."""
+        """The latest edit's run gave nothing to draw: the collector and the frames need not wait for it."""
         if generation == self._generation:
             self._collector.release()
+            self._release_frames()
 
     def _run(self, assembler: SessionAssembler, params: Params, generation: int, sort: SortMode) -> Assembly | None:
         """Worker thread: the run itself plus the table layout and the diff (None when superseded).
@@ -558,6 +586,7 @@ class InspectorScreen(Screen[None]):
                 layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
                 diff = diff_outcomes(previous, trace)
                 counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
+                self._last_run = time.perf_counter() - started
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
@@ -658,6 +687,7 @@ class InspectorScreen(Screen[None]):
             result.counts = None  # (counted from the trace it was diffed against)
             result.base = self.trace  # (the cache prefix is measured against it with the sent parts)
         self._applied = generation
+        self._release_frames()  # (before the table's refresh: its paint then draws the edited field too)
         self.assembly = result  # the items table first: the other panes follow once it is drawn
         self._paint_result = True
         if self.query_filter is not None:
@@ -766,8 +796,26 @@ class InspectorScreen(Screen[None]):
         self.query_one(Controls).set_params(params)
         self.request_assembly(edit, debounce=debounce)
 
-    def action_focus_prompt(self) -> None:
-        self.query_one("#prompt", Input).focus()
+    async def action_focus_prompt(self) -> None:
+        """Focus the prompt before the app reads the next key.
+
+        The app hands each key to the widget focused when it reads it, and ``Widget.focus`` waits for the
+        keys already read: after ``/`` and ``helm`` in one batch, ``helm`` went to the table as commands.  So
+        the key is a priority binding (the app runs it as it reads it), the keys read before it run first
+        (``VirtualList.finish_queued_keys``) and the focus moves here.  In a text field the key is text
+        (``SkipAction``: the field gets it).
+        """
+        if isinstance(self.focused, (Input, TextArea)):
+            raise SkipAction()
+        prompt = self.query_one("#prompt", Input)
+        if not prompt.focusable:
+            prompt.focus()
+            return
+        left = self.focused
+        if isinstance(left, VirtualList):
+            await left.finish_queued_keys()
+        if self.is_current and prompt.focusable:  # (a key before it may have opened another screen)
+            self.set_focus(prompt)
 
     def action_focus_table(self) -> None:
         if self._show_side and self.has_class("-compact"):

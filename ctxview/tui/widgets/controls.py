@@ -13,6 +13,7 @@ overwrite it with the older value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -44,7 +45,11 @@ class FieldInput(Input):
     is set quietly; what scrolls the text to the cursor reads it all the same.
     """
 
+    on_edit: Callable[[], None] | None = None  # called as the text changes, before its echo is painted
+
     def _watch_value(self, value: str) -> None:
+        if self.on_edit is not None:
+            self.on_edit()
         if not self.styles.auto_dimensions:
             self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))  # the value Input sets next
             self.refresh()

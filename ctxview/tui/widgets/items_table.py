@@ -147,6 +147,7 @@ class ItemsTable(VirtualList):
         self._drawn: Trace | None = None  # the trace of the last paint
         self._row_style_cache: dict[tuple[Style, str, int | None, bool], dict[str, Style]] = {}
         self.preview: SessionPreview | None = None  # the first rows, drawn until the first trace arrives
+        self._before: tuple[Trace, TableLayout, TableView] | None = None  # what was drawn, while ``show`` repaints
 
     STALE_OPACITY: ClassVar[float] = 0.55
 
@@ -264,6 +265,7 @@ class ItemsTable(VirtualList):
         key = self.selected_key
         shown = self.trace
         columns = self._columns[0]
+        before = (shown, self.table_layout, self.table_view) if shown is not None and self.table_layout else None
         self.trace = trace
         self.diff = diff
         self._update_view(trace)
@@ -274,11 +276,35 @@ class ItemsTable(VirtualList):
         width = self.scrollable_content_region.width
         if shown is not None and count == self.line_count and self.is_attached and self.columns(width)[0] == columns:
             self._restore(key, repaint=False)
-            self.repaint_changed()
+            self._before = before
+            try:
+                self.repaint_changed()
+            finally:
+                self._before = None
         else:
             self.set_line_count(count)
             self._restore(key)
         self._show_title()
+
+    def row_unchanged(self, line: int) -> bool:
+        """The same decision (every field equal) on ``line`` as in the trace drawn before, with the same change
+        mark, labels and sweep: its cells and styles are the same (a prompt edit changes few visible rows)."""
+        before = self._before
+        if before is None or self.trace is None or self.table_layout is None:
+            return False
+        trace, layout, view = before
+        if line >= len(layout.lines) or layout.lines[line] < 0 or self.table_layout.lines[line] < 0:
+            return False  # (a separator's text may change)
+        old = trace.decisions[layout.lines[line]]
+        new = self.trace.decisions[self.table_layout.lines[line]]
+        if old != new:
+            return False
+        now = self.table_view
+        if now.labels != view.labels or now.min_budgets is not view.min_budgets:
+            return False
+        key = new.key
+        was = view.diff.direction(key) if key in view.diff.changed else None
+        return was == (now.diff.direction(key) if key in now.diff.changed else None)
 
     def set_sort(self, sort: SortMode, layout: TableLayout | None = None) -> None:
         """Re-order the rows (``layout`` may be computed off the UI thread for big traces)."""

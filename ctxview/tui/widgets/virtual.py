@@ -7,6 +7,7 @@ they swap their row data, clear the line cache and refresh (Toolong's way).
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -56,6 +57,8 @@ class VirtualList(ScrollView, can_focus=True):
         self._line_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(1024)
         self._style_cache: dict[str, Style] = {}
         self._pass_style: Style | None = None  # the widget's style while one paint renders its lines
+        self._drawn_style: Style | None = None  # the widget's style when the cached lines were rendered
+        self._keys_read_for_it = False  # running the keys queued to it before a key moved the focus
 
     # --- subclass hooks ---------------------------------------------------------------
 
@@ -67,6 +70,11 @@ class VirtualList(ScrollView, can_focus=True):
 
     def render_header(self, width: int) -> list[Segment]:
         return []
+
+    def row_unchanged(self, line: int) -> bool:
+        """True when ``line`` of the new row data draws exactly what the line drawn before did (for
+        ``repaint_changed``, which then keeps that line's strip instead of rendering it again)."""
+        return False
 
     # --- data --------------------------------------------------------------------------
 
@@ -112,17 +120,26 @@ class VirtualList(ScrollView, can_focus=True):
         top = round(self.scroll_y)
         drawn = self._line_cache
         self._line_cache = LRUCache(drawn.maxsize)
-        base = self.rich_style
+        base = self._pass_style = self.rich_style  # (the rows read it as ``base_style``: once, not per row)
+        reuse = base == self._drawn_style  # (strips drawn on another style are drawn again)
         changed: list[int] = []
-        for y in range(self.HEADER_LINES, height):
-            line = top + y - self.HEADER_LINES
-            if line >= self._line_count:
-                break  # (blank below the last line, as before)
-            key = (line, width, line == self.cursor)
-            strip = Strip(self.render_row(line, width, key[2])).crop_extend(0, width, base)
-            self._line_cache.set(key, strip)
-            if drawn.get(key) != strip:
-                changed.append(y)
+        try:
+            for y in range(self.HEADER_LINES, height):
+                line = top + y - self.HEADER_LINES
+                if line >= self._line_count:
+                    break  # (blank below the last line, as before)
+                key = (line, width, line == self.cursor)
+                old = drawn.get(key)
+                if old is not None and reuse and self.row_unchanged(line):
+                    self._line_cache.set(key, old)
+                    continue
+                strip = Strip(self.render_row(line, width, key[2])).crop_extend(0, width, base)
+                self._line_cache.set(key, strip)
+                if old != strip:
+                    changed.append(y)
+        finally:
+            self._pass_style = None
+        self._drawn_style = base
         full_width = max(self.virtual_size.width, self.size.width)
         runs: list[list[int]] = [[0, 1]]  # (first line, count) of each stretch of lines to repaint
         for y in changed:
@@ -143,12 +160,55 @@ class VirtualList(ScrollView, can_focus=True):
         self._line_cache.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, self._line_count + self.HEADER_LINES)
 
+    # --- keys read before the focus moved ------------------------------------------------
+
+    async def finish_queued_keys(self, timeout: float = 0.5) -> None:
+        """Run the keys the app has handed to this list so far, as this list's commands (for a key the app
+        runs as it reads it, such as ``/``, before it moves the focus: "j+/ab" moves the cursor, raises
+        the budget, then types "ab").
+
+        The app hands a key to the widget focused when it reads it, but looks its binding up only once the
+        key has bubbled back to it, against the widget focused then; and the app reads no key while it
+        waits here.  So the keys queued to this list are looked up here, against this list's bindings.
+        """
+        done = asyncio.Event()
+        self._keys_read_for_it = True
+
+        def finished() -> None:
+            self._keys_read_for_it = False
+            done.set()
+
+        self.call_later(finished)  # (after every message queued to this list so far)
+        try:
+            await asyncio.wait_for(done.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    async def handle_key(self, event: events.Key) -> bool:
+        if not self._keys_read_for_it:
+            return await super().handle_key(event)
+        event.stop()  # (not on to the app: see ``finish_queued_keys``)
+        if await super().handle_key(event):
+            return True
+        app = self.app
+        keymap = app._keymap
+        for node in self.ancestors_with_self:  # the binding chain from this list (as ``Screen._binding_chain``)
+            bindings = node._bindings.copy()
+            if keymap:
+                bindings.apply_keymap(keymap)
+            for binding in bindings.key_to_bindings.get(event.key, ()):
+                if not binding.priority and await app.run_action(binding.action, node):
+                    return True
+        return False
+
     # --- rendering -----------------------------------------------------------------------
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # ``rich_style`` walks every ancestor's styles; a paint asked for it twice per line,
         # which was a sixth of a keystroke's time.  Styles cannot change within one paint.
         self._pass_style = self.rich_style
+        if self._pass_style != self._drawn_style:
+            self._drawn_style = None  # (cached lines of another style may be rendered anew from here on)
         try:
             return super().render_lines(crop)
         finally:

@@ -1,0 +1,135 @@
+"""The frames of an edit: a quick run's result and the edited field are painted together (no frame of the
+field's echo alone in the run's way); a run that turns out slow lets the echo through after
+``InspectorScreen.HOLD_FRAMES``, before its result; a failed run lets the frames go at once."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from textual.strip import Strip
+from textual.widgets import Input
+
+from ctxview.tui.app import CtxviewApp
+from ctxview.tui.screens.inspector import InspectorScreen
+from ctxview.tui.widgets.controls import FieldInput
+from ctxview.tui.widgets.items_table import ItemsTable
+from tests.conftest import settle, wait_for
+
+
+def record_prompt_paints(monkeypatch: Any) -> list[tuple[str, str | None]]:
+    """(the prompt field's text, the prompt of the trace the table holds) at each line the field paints."""
+    seen: list[tuple[str, str | None]] = []
+    real = FieldInput.render_line
+
+    def render_line(field: FieldInput, y: int) -> Strip:
+        if field.id == "prompt" and isinstance(field.screen, InspectorScreen):
+            trace = field.screen.query_one(ItemsTable).trace
+            seen.append((field.value, trace.params.prompt if trace is not None else None))
+        return real(field, y)
+
+    monkeypatch.setattr(FieldInput, "render_line", render_line)
+    return seen
+
+
+async def focused_prompt(pilot: Any) -> tuple[InspectorScreen, Input]:
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, InspectorScreen)
+    prompt = screen.query_one("#prompt", Input)
+    prompt.focus()
+    await settle(pilot)
+    return screen, prompt
+
+
+async def test_a_quick_edit_paints_the_field_with_the_table(demo_db, monkeypatch):
+    seen = record_prompt_paints(monkeypatch)
+    monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 30.0)  # (quick, whatever the machine: the demo's runs)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        seen.clear()
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        first = next(entry for entry in seen if entry[0] == "x")
+        assert first == ("x", "x")  # the field's first paint of "x" is the frame of the table's "x" trace
+        assert app._batch_count == 0
+
+
+async def test_a_run_that_turns_out_slow_lets_the_echo_through_before_its_result(demo_db, monkeypatch):
+    seen = record_prompt_paints(monkeypatch)
+    monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 0.5)  # (the last run took less, whatever the machine)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        release = threading.Event()
+        real_run = screen.assembler.run
+        holding: list[int] = []
+
+        def slow(params: Any) -> Any:
+            holding.append(pilot.app._batch_count)
+            release.wait(10)
+            return real_run(params)
+
+        screen.assembler.run = slow  # type: ignore[method-assign]
+        seen.clear()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(value == "y" for value, _ in seen))
+        assert holding == [1]  # the frames were held when it started
+        assert next(entry for entry in seen if entry[0] == "y") == ("y", None)  # the table still shows the run before
+        assert app._batch_count == 0
+        release.set()
+        await settle(pilot)
+        assert screen.trace.params.prompt == "y"
+
+
+async def test_a_failed_run_lets_the_frames_go(demo_db, monkeypatch):
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, prompt = await focused_prompt(pilot)
+        shown = screen.trace
+        holding: list[int] = []
+
+        def failing(params: Any) -> Any:
+            holding.append(app._batch_count)
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 30.0)  # (only the failure can end the hold)
+        screen.assembler.run = failing  # type: ignore[method-assign]
+        await pilot.press("z")
+        await wait_for(pilot, lambda: bool(holding) and app._batch_count == 0, timeout=10)
+        assert holding == [1]  # the frames were held while it ran
+        assert screen.trace is shown and prompt.value == "z"
+
+
+def _visible_lines(table: ItemsTable) -> list[Strip]:
+    return [table.render_line(y) for y in range(table.scrollable_content_region.height)]
+
+
+async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db, monkeypatch):
+    rendered: list[int] = []
+    real = ItemsTable.render_row
+
+    def render_row(table: ItemsTable, line: int, width: int, cursor: bool) -> Any:
+        rendered.append(line)
+        return real(table, line, width, cursor)
+
+    monkeypatch.setattr(ItemsTable, "render_row", render_row)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InspectorScreen)
+        table = screen.query_one(ItemsTable)
+        visible = table.scrollable_content_region.height - ItemsTable.HEADER_LINES
+        counts: list[int] = []
+        for keys in (["j", "j"], ["slash", "r", "e", "a", "d"], ["escape", "minus"], ["plus"], ["slash", "backspace"]):
+            rendered.clear()
+            await pilot.press(*keys)
+            await settle(pilot)
+            counts.append(len(rendered))
+            kept = _visible_lines(table)
+            table._line_cache.clear()
+            assert _visible_lines(table) == kept  # every line on screen is what a fresh paint draws
+        assert min(counts) < visible  # (and some edit kept lines it had drawn)
