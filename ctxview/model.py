@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, overload
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 # --- rows read from the database ---------------------------------------------------
 
@@ -37,7 +37,32 @@ class PartRow:
     metadata: str | None = None
 
 
-class PartsSource:
+_V = TypeVar("_V")
+
+
+class _ReadOnce(Generic[_V]):
+    """A mapping by message id read (``read()``) the first time any id is asked for, once, in any thread."""
+
+    def __init__(self, read: Callable[[], Mapping[Any, _V]]) -> None:
+        self._read: Callable[[], Mapping[Any, _V]] | None = read
+        self._values: Mapping[Any, _V] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._values is not None
+
+    def _value_of(self, message_id: Any, default: _V) -> _V:
+        if self._values is None:
+            with self._lock:
+                if self._values is None:
+                    assert self._read is not None
+                    self._values = self._read()
+                    self._read = None
+        return self._values.get(message_id, default)
+
+
+class PartsSource(_ReadOnce[tuple["PartRow", ...]]):
     """Reads the parts of every message of a session once, when the first message's parts are asked for.
 
     The store hands one to a session whose message renders came from the render cache: the
@@ -45,23 +70,8 @@ class PartsSource:
     cache lacks, the drain replay's summary text, the ROI scorer, the detail pane).
     """
 
-    def __init__(self, read: Callable[[], Mapping[Any, tuple[PartRow, ...]]]) -> None:
-        self._read: Callable[[], Mapping[Any, tuple[PartRow, ...]]] | None = read
-        self._parts: Mapping[Any, tuple[PartRow, ...]] | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def loaded(self) -> bool:
-        return self._parts is not None
-
     def parts_of(self, message_id: Any) -> tuple[PartRow, ...]:
-        if self._parts is None:
-            with self._lock:
-                if self._parts is None:
-                    assert self._read is not None
-                    self._parts = self._read()
-                    self._read = None
-        return self._parts.get(message_id, ())
+        return self._value_of(message_id, ())
 
 
 class DeferredParts(Sequence["PartRow"]):
@@ -111,7 +121,7 @@ class DeferredParts(Sequence["PartRow"]):
         return f"DeferredParts(message {self._message_id!r})"
 
 
-class RowTexts:
+class RowTexts(_ReadOnce[tuple[str, "str | None"]]):
     """The ``content`` and ``created_at`` of a session's messages, read from the database on first use.
 
     A session whose renders come from the render cache holds neither (~23 MB at 100,000 messages): only
@@ -120,9 +130,7 @@ class RowTexts:
     """
 
     def __init__(self, read: Callable[[], Mapping[int, tuple[str, str | None]]]) -> None:
-        self._read: Callable[[], Mapping[int, tuple[str, str | None]]] | None = read
-        self._texts: Mapping[int, tuple[str, str | None]] | None = None
-        self._lock = threading.Lock()
+        super().__init__(read)
         self._parts: PartsSource | None = None
         self._stored_ids: Mapping[int, Any] = {}
 
@@ -137,18 +145,8 @@ class RowTexts:
             return ()
         return DeferredParts(self._parts, self._stored_ids.get(message_id, message_id))
 
-    @property
-    def loaded(self) -> bool:
-        return self._texts is not None
-
     def texts_of(self, message_id: int) -> tuple[str, str | None]:
-        if self._texts is None:
-            with self._lock:
-                if self._texts is None:
-                    assert self._read is not None
-                    self._texts = self._read()
-                    self._read = None
-        return self._texts.get(message_id, ("", None))
+        return self._value_of(message_id, ("", None))
 
 
 _DEFERRED_TEXTS = frozenset({"content", "created_at"})  # (and ``parts``: ``RowTexts.defer_parts``)

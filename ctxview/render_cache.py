@@ -177,22 +177,31 @@ class MessageFile:
         start, stop = self._offsets[index], self._offsets[index + 1]
         try:
             data = os.pread(self._fd, stop - start, self._base + start)
-            if len(data) == stop - start and zlib.crc32(data) == self._crcs[index]:
-                message = marshal.loads(data)
-                if type(message) is dict:
-                    return message
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
+        except OSError:
+            data = b""
+        message = self._checked(index, data)
+        if message is not None:
+            return message
         if self.render_again is None:
             raise OSError(f"the render cache file changed while in use (message {message_id})")
         return self.render_again(message_id)
+
+    def _checked(self, index: int, data: bytes) -> dict[str, Any] | None:
+        """The message at ``index`` unpacked from ``data`` as read, or None where ``data`` is not what was
+        written there (its length or CRC-32 differ) or does not unpack to a message."""
+        if len(data) != self._offsets[index + 1] - self._offsets[index] or zlib.crc32(data) != self._crcs[index]:
+            return None
+        try:
+            message = marshal.loads(data)
+        except (ValueError, EOFError, TypeError):
+            return None
+        return message if type(message) is dict else None
 
     def messages(self, indexes: Sequence[int], message_ids: Sequence[int]) -> list[dict[str, Any]]:
         """``message`` of each index (ascending ones are read a block at a time: one ``pread`` per message
         cost as much as unpacking it), each checked as ``message`` checks it, and read by it where not."""
         out: list[dict[str, Any]] = []
         offsets = self._offsets
-        crcs = self._crcs
         at = 0
         while at < len(indexes):
             first = indexes[at]
@@ -208,14 +217,8 @@ class MessageFile:
             except OSError:
                 block = b""
             for index, message_id in zip(indexes[at:end], message_ids[at:end], strict=True):
-                data = block[offsets[index] - start : offsets[index + 1] - start]
-                message: Any = None
-                if len(data) == offsets[index + 1] - offsets[index] and zlib.crc32(data) == crcs[index]:
-                    try:
-                        message = marshal.loads(data)
-                    except (ValueError, EOFError, TypeError):
-                        message = None
-                out.append(message if type(message) is dict else self.message(index, message_id))
+                message = self._checked(index, block[offsets[index] - start : offsets[index + 1] - start])
+                out.append(message if message is not None else self.message(index, message_id))
             at = end
         return out
 

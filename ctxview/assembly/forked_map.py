@@ -15,7 +15,8 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -107,31 +108,41 @@ def _then(function: Callable[[T], Any], send: Callable[[Any], Any]) -> Callable[
 def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
     """Compute everything, then send it, and leave at once: no exit handler, no flush of buffers this
     process inherited.  (Sending as it goes would stall on the full pipe while the parent does its part.)"""
+    _exit_after(partial(_compute_and_send, function, items, read_end, write_end))
+
+
+def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
+    os.close(read_end)
+    results: list[Any] = []
+    missing: list[int] = []
+    for index, item in enumerate(items):
+        try:
+            results.append(function(item))
+        except Exception:  # (done again by the parent, which then sees the exception itself)
+            results.append(None)
+            missing.append(index)
+    for start in range(0, len(results), _BATCH):
+        batch = results[start : start + _BATCH]
+        try:
+            blob = marshal.dumps(batch)
+        except ValueError:  # a result marshal cannot hold: send the others
+            for index, result in enumerate(batch):
+                if not marshallable(result):
+                    batch[index] = None
+                    missing.append(start + index)
+            blob = marshal.dumps(batch)
+        _send(write_end, blob)
+    _send(write_end, marshal.dumps(sorted(missing)))
+
+
+def _exit_after(work: Callable[[], None]) -> NoReturn:
+    """Run ``work`` in a forked process and leave it at once (status 0 if it returned, else 1): whatever
+    happens, the child never returns into the caller, runs no exit handler and flushes no inherited buffer."""
     status = 1
     try:
-        os.close(read_end)
-        results: list[Any] = []
-        missing: list[int] = []
-        for index, item in enumerate(items):
-            try:
-                results.append(function(item))
-            except Exception:  # (done again by the parent, which then sees the exception itself)
-                results.append(None)
-                missing.append(index)
-        for start in range(0, len(results), _BATCH):
-            batch = results[start : start + _BATCH]
-            try:
-                blob = marshal.dumps(batch)
-            except ValueError:  # a result marshal cannot hold: send the others
-                for index, result in enumerate(batch):
-                    if not marshallable(result):
-                        batch[index] = None
-                        missing.append(start + index)
-                blob = marshal.dumps(batch)
-            _send(write_end, blob)
-        _send(write_end, marshal.dumps(sorted(missing)))
+        work()
         status = 0
-    except BaseException:  # (whatever happens, the child must not return into the caller)
+    except BaseException:
         pass
     finally:
         os._exit(status)
@@ -252,15 +263,12 @@ class ForkedText:
 
 
 def _make_text(make: Callable[[], Iterable[str]], fd: int) -> None:
-    status = 1
-    try:
-        for piece in make():
-            _write_all(fd, piece.encode("utf-8", "surrogatepass"))
-        status = 0
-    except BaseException:  # (whatever happens, the child must not return into the caller)
-        pass
-    finally:
-        os._exit(status)
+    _exit_after(partial(_write_pieces, make, fd))
+
+
+def _write_pieces(make: Callable[[], Iterable[str]], fd: int) -> None:
+    for piece in make():
+        _write_all(fd, piece.encode("utf-8", "surrogatepass"))
 
 
 def _write_all(fd: int, data: bytes) -> None:

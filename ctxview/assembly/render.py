@@ -427,6 +427,18 @@ def fallback_content(role: str, fallback: str) -> str | list[Any]:
     return fallback
 
 
+def _finished_content(blocks: list[Any], usable: bool, role: str, fallback: str) -> str | list[Any]:
+    """§2.5: the content of the blocks built from a message's parts (the fallback where no part was usable or
+    none gave a block; a user message's lone text block as its text)."""
+    if not usable or not blocks:
+        return fallback_content(role, fallback)
+    if role == "user" and len(blocks) == 1:
+        first = blocks[0]
+        if isinstance(first, dict) and first.get("type") == "text" and isinstance(first.get("text"), str):
+            return first["text"]
+    return blocks
+
+
 def _content_from_parts(
     parts: Sequence[PartRow],
     metas: Sequence[PartMeta],
@@ -447,13 +459,7 @@ def _content_from_parts(
         block = _block_from_part(part, meta, has_identity)
         if block is not None:
             blocks.append(block)
-    if not usable or not blocks:
-        return fallback_content(role, fallback)
-    if role == "user" and len(blocks) == 1:
-        first = blocks[0]
-        if isinstance(first, dict) and first.get("type") == "text" and isinstance(first.get("text"), str):
-            return first["text"]
-    return blocks
+    return _finished_content(blocks, usable, role, fallback)
 
 
 def content_from_parts(
@@ -610,13 +616,7 @@ def _message_content(
         block = _block_from_part(part, meta, has_identity)
         if block is not None:
             blocks.append(block)
-    if not usable or not blocks:
-        return fallback_content(role, fallback)
-    if role == "user" and len(blocks) == 1:
-        first = blocks[0]
-        if isinstance(first, dict) and first.get("type") == "text" and isinstance(first.get("text"), str):
-            return first["text"]
-    return blocks
+    return _finished_content(blocks, usable, role, fallback)
 
 
 # --- §3 summary XML ------------------------------------------------------------------------

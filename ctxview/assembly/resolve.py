@@ -206,6 +206,27 @@ class ResolvedItems(list[ResolvedItem]):
         self.cache: dict[str, Any] = {}
 
 
+def _packed_item(row: ContextItemRow, msg: MessageRow, made: tuple[Any, ...], in_file: Any) -> ResolvedItem:
+    """The item of a message whose render is packed (``pack_render``); ``in_file``: the render cache file
+    its message is in when the packed message is an index (``render_cache.MessageFile``)."""
+    packed, tokens, text, _role, _call, _tool, degraded, result_id, call_ids, message_role = made
+    return ResolvedItem(
+        ordinal=row.ordinal,
+        stored_message=packed,
+        tokens=tokens,
+        is_message=True,
+        text=text,
+        message_id=msg.message_id,
+        seq=msg.seq,
+        source_role=msg.role,
+        degraded=degraded,
+        result_id=result_id,
+        call_ids=call_ids,
+        message_role=message_role,
+        packed_in=in_file if type(packed) is int else None,
+    )
+
+
 def _resolve_message(
     row: ContextItemRow, session: Session, sender_metadata: bool, renders: Renders | None = None
 ) -> ResolvedItem | None:
@@ -220,22 +241,8 @@ def _resolve_message(
     if made is None:
         return None
     if type(made) is tuple:  # packed (pack_render)
-        packed, tokens, text, role, tool_call_id, tool_name, degraded, result_id, call_ids, message_role = made
-        item = ResolvedItem(
-            ordinal=row.ordinal,
-            stored_message=packed,
-            tokens=tokens,
-            is_message=True,
-            text=text,
-            message_id=msg.message_id,
-            seq=msg.seq,
-            source_role=msg.role,
-            degraded=degraded,
-            result_id=result_id,
-            call_ids=call_ids,
-            message_role=message_role,
-            packed_in=getattr(renders.cached, "messages", None) if type(packed) is int else None,
-        )
+        role, tool_call_id, tool_name = made[3], made[4], made[5]
+        item = _packed_item(row, msg, made, getattr(renders.cached, "messages", None))
     else:
         rendered = made if isinstance(made, RenderedMessage) else render_message(msg, sender_metadata)
         if rendered is None:
@@ -440,22 +447,7 @@ def _resolve_packed(
             if made is _NOT_MADE:
                 made = cached(msg.message_id, _NOT_MADE)
             if type(made) is tuple:
-                packed, tokens, text, _role, _call, _tool, degraded, result_id, call_ids, message_role = made
-                items.append(ResolvedItem(
-                    ordinal=row.ordinal,
-                    stored_message=packed,
-                    tokens=tokens,
-                    is_message=True,
-                    text=text,
-                    message_id=msg.message_id,
-                    seq=msg.seq,
-                    source_role=msg.role,
-                    degraded=degraded,
-                    result_id=result_id,
-                    call_ids=call_ids,
-                    message_role=message_role,
-                    packed_in=in_file if type(packed) is int else None,
-                ))
+                items.append(_packed_item(row, msg, made, in_file))
                 continue
         item = resolve_item(row, session, timezone, sender_metadata, renders)
         if item is not None:
