@@ -33,11 +33,12 @@ import re
 import struct
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from importlib import resources
-from typing import Final
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Final
 
 from ctxview.jsjson import JS_WHITESPACE, js_trim
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 __all__ = [
     "JSRangeError",
@@ -633,6 +634,8 @@ _EPOCH_NAIVE: Final = datetime(1970, 1, 1)
 @lru_cache(maxsize=1)
 def _zone_keys() -> dict[str, str]:
     """Lower-cased identifier → tz database key, for every name Node 24's Intl accepts."""
+    from importlib import resources  # (here: a UTC run never reads the table, and starts faster without it)
+
     data = resources.files("ctxview").joinpath("data", "intl_time_zones.json").read_text(encoding="utf-8")
     table = json.loads(data)
     return {name.lower(): key for name, key in table["zones"].items()}
@@ -646,6 +649,9 @@ def _load_zone(key: str) -> ZoneInfo | None:
     history of merged zones such as Europe/Oslo).  ICU defines ``SystemV/*``
     by a rule alone; a TZif file without transitions and that rule as its
     footer does the same (for the dates that rule covers)."""
+    from importlib import resources
+    from zoneinfo import ZoneInfo  # (here: only a named zone other than UTC needs it)
+
     if key.startswith("posix:"):
         return ZoneInfo.from_file(io.BytesIO(_rule_only_tzif(key[len("posix:") :])), key=key)
     try:

@@ -27,10 +27,8 @@ import atexit
 import functools
 import math
 import os
-import shutil
 import sqlite3
 import struct
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -424,6 +422,8 @@ def shm_in_use(shm: Path) -> bool | None:
 
 def _private_folder(beside: Path) -> Path:
     """A new folder for a private copy, in the first temporary location that is not the database's folder."""
+    import tempfile  # (here, with shutil below: only a private copy needs them, and a start is faster without)
+
     home = Path(os.path.realpath(beside)).parent
     candidates = [tempfile.gettempdir(), os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm", "/var/tmp"]
     for candidate in candidates:
@@ -465,6 +465,10 @@ _COPIES_LOCK = threading.Lock()
 
 @atexit.register
 def _remove_private_copies() -> None:
+    if not _COPIES:
+        return
+    import shutil
+
     for made in _COPIES.values():
         if made.folder is not None:
             shutil.rmtree(made.folder, ignore_errors=True)
@@ -517,6 +521,8 @@ def _make_private_copy(
     except OSError as exc:
         return _PrivateCopy(None, [f"{IMMUTABLE_WARNING}: {what} (no private copy: {exc.strerror or exc})"])
     copy = folder / "lcm.db"
+    import shutil
+
     try:
         if shutil.disk_usage(folder).free < needed + (64 << 20):
             raise OSError(0, f"too little free space in {folder.parent}")

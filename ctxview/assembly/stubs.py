@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from ctxview.assembly.resolve import ResolvedItem
@@ -27,6 +26,8 @@ def format_en_us(value: Any) -> str:
         return "∞"
     if isinstance(number, int) or float(number).is_integer():
         return f"{int(number):,}"
+    from decimal import ROUND_HALF_UP, Decimal, InvalidOperation  # (here: a run without stubs never needs it)
+
     try:
         rounded = Decimal(repr(number)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP)
     except InvalidOperation:  # pragma: no cover - repr of a finite float is always decimal
