@@ -94,13 +94,17 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any], *, fork: bool = 
         body = document["trace"]
         body["items"] = _ITEMS_PLACEHOLDER
         body["replacedByFocus"], body["liveInputs"] = _replaced_and_live(decisions)
+        # the message lists are spliced in from each message's own JSON text, which the assembler's debug
+        # record has made already for most of them (``message_json``: ``JSON.stringify`` of a list is its
+        # members' texts joined by commas)
+        lists = _message_lists(document)
         marker = dumps(_ITEMS_PLACEHOLDER)
         whole = dumps(document)
-        if whole.count(marker) != 1:  # (a stored text that spells the marker: no shortcut)
-            write(dumps(trace_to_json(trace)))
+        if whole.count(marker) != 1 or any(whole.count(spliced) != 1 for spliced, _ in lists):
+            write(dumps(trace_to_json(trace)))  # (a stored text that spells a marker: no shortcut)
             return
         at = whole.index(marker)
-        write(whole[:at])
+        _write_spliced(write, whole[:at], lists)
         tail = whole[at + len(marker) :]
         del whole
         write("[")
@@ -115,17 +119,54 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any], *, fork: bool = 
                     write("," + piece if wrote else piece)
                     wrote = True
         write("]")
-        write(tail)
+        _write_spliced(write, tail, lists)
     finally:
         if later is not None:
             later.cancel()
 
 
+_MESSAGES_PLACEHOLDER = "\u0000ctxview: the messages of {} go here\u0000"
+
+
+def _message_lists(document: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """Put placeholders in place of the message lists of ``document`` (made for this write) and of its
+    assembler stage (a copy of it: the stages are the trace's own): [(the placeholder's JSON, the list)]."""
+    found: list[tuple[str, list[Any]]] = []
+
+    def replaced(holder: dict[str, Any], name: str) -> dict[str, Any]:
+        placeholder = _MESSAGES_PLACEHOLDER.format(name)
+        found.append((dumps(placeholder), holder["messages"]))
+        return {**holder, "messages": placeholder}
+
+    if type(document.get("messages")) is list and document["messages"]:
+        document["messages"] = replaced(document, "final")["messages"]
+    stages = document.get("stages")
+    assembler = stages.get("assembler") if isinstance(stages, dict) else None
+    if isinstance(assembler, dict) and type(assembler.get("messages")) is list and assembler["messages"]:
+        document["stages"] = {**stages, "assembler": replaced(assembler, "assembler")}
+    return found
+
+
+def _write_spliced(write: Callable[[str], Any], text: str, lists: list[tuple[str, list[Any]]]) -> None:
+    """``write`` ``text`` with each placeholder it holds replaced by the JSON of its message list."""
+    from ctxview.assembly.incremental.message_json import message_json
+
+    spots = sorted((text.index(spliced), index) for index, (spliced, _) in enumerate(lists) if spliced in text)
+    done = 0
+    for at, index in spots:
+        spliced, messages = lists[index]
+        write(text[done:at])
+        write("[" + ",".join(map(message_json, messages)) + "]")
+        done = at + len(spliced)
+    write(text[done:])
+
+
 # the items a forked process writes (the later part of them), from this many decisions
 FORK_ITEMS_FROM = 4000
 # what the rest of the document costs this process, in items' worth of writing (measured at 10,000 and 100,000
-# items: the messages sent, the overflow diagnostics): this many, plus this share of the items
-DOCUMENT_ITEMS = 7000
+# items: the assembler's debug record, the overflow diagnostics; the message lists are mostly spliced in from the
+# texts the debug record made): this many, plus this share of the items
+DOCUMENT_ITEMS = 5000
 DOCUMENT_ITEMS_SHARE = 0.11
 
 

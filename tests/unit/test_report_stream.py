@@ -40,6 +40,28 @@ def test_a_text_that_spells_the_marker_falls_back_to_the_whole_document(where: s
     assert pieces == [dumps(trace_to_json(trace))]
 
 
+@pytest.mark.parametrize("where", ["final", "assembler"])
+def test_a_text_that_spells_a_message_list_marker_falls_back_to_the_whole_document(where: str) -> None:
+    trace = run_case("005")
+    trace.notes.insert(0, report._MESSAGES_PLACEHOLDER.format(where))
+    pieces: list[str] = []
+    write_trace_json(trace, pieces.append)
+    assert pieces == [dumps(trace_to_json(trace))]
+
+
+def test_the_message_lists_are_spliced_in_and_the_trace_keeps_its_own() -> None:
+    trace = run_case("005")
+    expected = dumps(trace_to_json(trace))
+    stage = trace.stage_records()["assembler"]
+    messages, final = stage["messages"], trace.messages
+    assert messages and final  # (both lists are spliced in this case)
+    pieces: list[str] = []
+    write_trace_json(trace, pieces.append)
+    assert "".join(pieces) == expected
+    assert "[" + ",".join(dumps(m) for m in messages) + "]" in pieces  # written as one piece of its own
+    assert trace.stage_records()["assembler"]["messages"] is messages and trace.messages is final
+
+
 @pytest.mark.parametrize("case", ["005", "301", "042", "000"])
 def test_item_json_is_the_parity_projection_of_decision_json(case: str) -> None:
     trace = run_case(case)
@@ -155,8 +177,8 @@ def test_no_fork_for_a_short_trace(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_split_leaves_this_process_the_items_the_rest_of_the_document_does_not_outweigh() -> None:
     from ctxview.assembly.incremental.decision_list import CHUNK
 
-    assert report._fork_split(5_000) == 0  # (the rest of the document costs more than the items)
-    for count, share in ((10_000, (0.05, 0.15)), (100_000, (0.35, 0.45))):
+    assert report._fork_split(4_500) == 0  # (the rest of the document costs more than the items)
+    for count, share in ((10_000, (0.15, 0.3)), (100_000, (0.35, 0.45))):
         split = report._fork_split(count)
         assert split % CHUNK == 0
         assert share[0] < split / count < share[1]
