@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -77,34 +78,37 @@ def duplicate_ref_clusters(resolved: Sequence[ResolvedItem]) -> list[dict[str, A
 
     Grouped by the id itself, the text keys made for groups of two or more only; distinct int
     message ids and str summary ids always print distinct keys (other id types: by text key).
+    The ids are counted first (at C speed): only the few referenced twice are grouped.
     """
-    by_ref: dict[tuple[bool, Any], list[ResolvedItem]] = {}
+    message_ids: list[Any] = []
+    summary_ids: list[Any] = []
     for item in resolved:
         if item.is_message:
-            ref_id: Any = item.message_id
-            if ref_id is None:
-                continue
-            if ref_id.__class__ is not int:
-                return _ref_clusters_by_text(resolved)
-            ref = (True, ref_id)
-        else:
-            if item.summary is None:
-                continue
-            ref_id = item.summary.summary_id
-            if ref_id.__class__ is not str:
-                return _ref_clusters_by_text(resolved)
-            ref = (False, ref_id)
-        found = by_ref.get(ref)
-        if found is None:
-            by_ref[ref] = [item]
-        else:
-            found.append(item)
-    groups = {
-        f"message:{ref_id}" if is_message else f"summary:{ref_id}": items
-        for (is_message, ref_id), items in by_ref.items()
-        if len(items) > 1
-    }
+            if item.message_id is not None:
+                message_ids.append(item.message_id)
+        elif item.summary is not None:
+            summary_ids.append(item.summary.summary_id)
+    if not set(map(type, message_ids)) <= {int} or not set(map(type, summary_ids)) <= {str}:
+        return _ref_clusters_by_text(resolved)
+    twice_messages = _twice(message_ids)
+    twice_summaries = _twice(summary_ids)
+    if not twice_messages and not twice_summaries:
+        return []
+    groups: dict[str, list[ResolvedItem]] = {}  # in the order each id is first referenced
+    for item in resolved:
+        if item.is_message:
+            if item.message_id in twice_messages:
+                groups.setdefault(f"message:{item.message_id}", []).append(item)
+        elif item.summary is not None and item.summary.summary_id in twice_summaries:
+            groups.setdefault(f"summary:{item.summary.summary_id}", []).append(item)
     return _clusters(groups, _ref_kind)
+
+
+def _twice(values: list[Any]) -> set[Any]:
+    """The values ``values`` holds more than once."""
+    if len(set(values)) == len(values):
+        return set()
+    return {value for value, count in Counter(values).items() if count > 1}
 
 
 def _ref_kind(key: str) -> str:
@@ -131,8 +135,29 @@ def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[st
 
     Distinct texts hash alike only when Node's U+FFFD for a lone surrogate makes them equal:
     texts are grouped by the text Node hashes, so a text alone in its group (nearly every one
-    of a long session) is never hashed.
+    of a long session) is never hashed.  Where no text holds a lone surrogate (the usual session),
+    the texts are counted first (at C speed) and only those seen twice are grouped.
     """
+    resolved = list(resolved)
+    counts = Counter([item.text for item in resolved if item.is_message and item.text])
+    if any(map(has_lone_surrogates, counts)):
+        return _message_clusters_by_node_text(resolved)
+    if len(counts) == counts.total():
+        return []
+    twice = {text for text, count in counts.items() if count > 1}
+    by_text: dict[str, list[ResolvedItem]] = {}  # in the order each text is first seen
+    for item in resolved:
+        if item.is_message and item.text in twice:
+            by_text.setdefault(item.text, []).append(item)
+    return _clusters({text_hash(text): items for text, items in by_text.items()}, _message_content_kind)
+
+
+def _message_content_kind(_key: str) -> str:
+    return "message-content"
+
+
+def _message_clusters_by_node_text(resolved: Iterable[ResolvedItem]) -> list[dict[str, Any]]:
+    """``duplicate_message_clusters`` where a text holds a lone surrogate: grouped by the text Node hashes."""
     by_text: dict[str, list[ResolvedItem]] = {}
     for item in resolved:
         if item.is_message and item.text:
@@ -149,7 +174,7 @@ def duplicate_message_clusters(resolved: Iterable[ResolvedItem]) -> list[dict[st
             items = sorted([item for text in texts for item in by_text[text]], key=lambda item: item.ordinal)
         if len(items) > 1:
             groups[text_hash(texts[0])] = items
-    return _clusters(groups, lambda _key: "message-content")
+    return _clusters(groups, _message_content_kind)
 
 
 def top_contributors(

@@ -111,3 +111,56 @@ def test_ref_clusters_group_by_the_printed_reference() -> None:
     items = [_ref_item(0, 12, 5), _ref_item(1, "12", 5), _ref_item(2, 7, 1)]
     [cluster] = duplicate_ref_clusters(items)
     assert (cluster["key"], cluster["ordinals"]) == ("message:12", [0, 1])
+
+
+def _summary_item(ordinal: int, summary_id: object, tokens: int) -> ResolvedItem:
+    from ctxview.model import SummaryRow
+
+    summary = SummaryRow(summary_id=summary_id, kind="leaf", depth=0, content="s")  # type: ignore[arg-type]
+    return ResolvedItem(
+        ordinal=ordinal, stored_message={"role": "user", "content": "s"}, tokens=tokens, is_message=False, text="s",
+        summary=summary,
+    )
+
+
+def _naive_mixed_ref_clusters(items: list[ResolvedItem]) -> list[dict[str, object]]:
+    """Messages and summaries grouped by printed reference, each kind named, the groups in first-reference order."""
+    groups: dict[str, list[ResolvedItem]] = {}
+    for item in items:
+        if item.is_message and item.message_id is not None:
+            groups.setdefault(f"message:{item.message_id}", []).append(item)
+        elif not item.is_message and item.summary is not None:
+            groups.setdefault(f"summary:{item.summary.summary_id}", []).append(item)
+    rows = [
+        {
+            "key": key,
+            "kind": "message-ref" if key.startswith("message:") else "summary-ref",
+            "count": len(members),
+            "tokens": sum(m.tokens for m in members),
+            "ordinals": [m.ordinal for m in members][:8],
+            **({"seqs": [m.seq for m in members if m.seq is not None][:8]} if any(m.seq is not None for m in members)
+               else {}),
+        }
+        for key, members in groups.items()
+        if len(members) > 1
+    ]
+    rows.sort(key=lambda r: (-r["tokens"], -r["count"], _collation_key(r["key"])))  # type: ignore[operator]
+    return rows[:5]
+
+
+def test_message_and_summary_refs_are_counted_apart_and_grouped_in_first_reference_order() -> None:
+    rng = random.Random(9)
+    for _ in range(300):
+        items: list[ResolvedItem] = []
+        for i in range(rng.randrange(0, 30)):
+            if rng.random() < 0.5:
+                items.append(_ref_item(i, rng.choice([None, 1, 2, 3, 7]), tokens=1 + i % 3))
+            else:
+                items.append(_summary_item(i, rng.choice(["1", "2", "s7", "s9"]), tokens=1 + i % 2))
+        if rng.random() < 0.1:  # a summary id that is not text: every reference by its printed key
+            items.append(_summary_item(99, 2, tokens=1))
+        assert duplicate_ref_clusters(items) == _naive_mixed_ref_clusters(items)
+    items = [_ref_item(0, 1, 1), _summary_item(1, "1", 1), _ref_item(2, 5, 1), _summary_item(3, "1", 1)]
+    [cluster] = duplicate_ref_clusters(items)  # message 1 and summary "1" are two references
+    assert (cluster["key"], cluster["ordinals"]) == ("summary:1", [1, 3])
+    assert duplicate_ref_clusters([_ref_item(0, 1, 1), _ref_item(1, 2, 1)]) == []
