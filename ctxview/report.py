@@ -163,11 +163,12 @@ def _write_spliced(write: Callable[[str], Any], text: str, lists: list[tuple[str
 
 # the items a forked process writes (the later part of them), from this many decisions
 FORK_ITEMS_FROM = 4000
-# what the rest of the document costs this process, in items' worth of writing (measured at 10,000 and 100,000
-# items: the assembler's debug record, the overflow diagnostics; the message lists are mostly spliced in from the
-# texts the debug record made): this many, plus this share of the items
-DOCUMENT_ITEMS = 5000
-DOCUMENT_ITEMS_SHARE = 0.11
+# what the rest of the document costs this process, in items' worth of writing (the assembler's debug record with
+# the overflow diagnostics; the message lists are mostly spliced in from the texts the debug record made): this
+# many, plus this share of the items (~6,000 at 10,000 items, ~25,000 at 100,000: the CPU of both processes' parts,
+# measured 26 Nov 03:20 with the fork forced)
+DOCUMENT_ITEMS = 4000
+DOCUMENT_ITEMS_SHARE = 0.2
 
 
 def _forked_items(decisions: Sequence[Decision]) -> tuple[Any, int | None]:
