@@ -30,9 +30,14 @@ _BATCH = 4096  # results per marshal blob the child sends
 def fork_helps(count: int) -> bool:
     """True where a fork is safe and likely to help: ``count`` items or more, no other thread in this
     process (a forked copy of a threaded process may inherit locks that are never released), Linux, a
-    second core this process may use, and fewer processes wanting a core than there are cores (this one
-    counts): on a machine busy with others the child mostly waits, and copying its results back then
-    makes the whole slower, not faster (measured on 2 cores beside two busy processes)."""
+    second core this process may use, and a core left idle by the others: on a machine busy with others
+    the child mostly waits, and copying its results back then makes the whole slower, not faster
+    (measured on 2 cores beside two busy processes).
+
+    Whether a core is idle is read from the machine's idle time since this process last looked (its start,
+    or the end of its last fork: ``idle_cores``), where that window is long enough; else from the 1-minute
+    load average, in which this process counts (and, for a while, a child it has just had: a second fork
+    after a first at 100,000 items was refused on a quiet 2-core machine)."""
     if count < FORK_FROM_ITEMS or not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
     try:
@@ -41,10 +46,58 @@ def fork_helps(count: int) -> bool:
         cores = os.cpu_count() or 1
     if cores < 2:
         return False
+    idle = idle_cores() if cores == os.cpu_count() else None  # (the machine's idle time: all of its cores ours)
+    if idle is not None:
+        return idle >= IDLE_CORE
     try:
         return os.getloadavg()[0] < cores
     except OSError:
         return True
+
+
+# a core counts as idle when the machine's idle time since the last look was at least this many cores' worth
+IDLE_CORE = 0.75
+# the shortest window (in clock ticks of all cores together, 100 a second each) idle time is judged over
+_MIN_WINDOW_TICKS = 30
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    """(idle ticks, all ticks) of the whole machine so far (``/proc/stat``), or None where it cannot be read."""
+    try:
+        with open("/proc/stat", "rb") as file:
+            fields = file.readline().split()
+        if fields[0] != b"cpu":
+            return None
+        ticks = [int(field) for field in fields[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    return idle, sum(ticks[:8])
+
+
+_last_look = _cpu_times()
+
+
+def idle_cores() -> float | None:
+    """How many cores the machine left idle, on average, since the last look (None where the window is too
+    short or ``/proc/stat`` cannot be read); a window that is judged starts the next one."""
+    global _last_look
+    now = _cpu_times()
+    before = _last_look
+    if now is None or before is None:
+        return None
+    window = now[1] - before[1]
+    if window < _MIN_WINDOW_TICKS:
+        return None
+    _last_look = now
+    machine_cores = os.cpu_count() or 1
+    return (now[0] - before[0]) / window * machine_cores
+
+
+def look_again() -> None:
+    """Start the idle window now (after a fork ends: the child's busy core says nothing of the others)."""
+    global _last_look
+    _last_look = _cpu_times()
 
 
 def forked_map(
@@ -88,6 +141,7 @@ def forked_map(
             handed_off(items[:split])
         own = [function(item) for item in items[split:]]
         theirs = _collect(read_end, pid, split)
+        look_again()
         finished = True
     finally:
         os.close(read_end)
@@ -237,6 +291,7 @@ class ForkedText:
         try:
             _, status = os.waitpid(self._pid, 0)
             self._reaped = True
+            look_again()
             if status != 0:
                 return False
             self._file.seek(0)

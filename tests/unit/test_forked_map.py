@@ -43,6 +43,7 @@ def test_a_few_items_are_never_forked() -> None:
 
 
 def test_another_thread_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "idle_cores", lambda: None)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert fork_helps(FORK_FROM_ITEMS)
@@ -57,6 +58,7 @@ def test_another_thread_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_busy_machine_or_a_single_core_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "idle_cores", lambda: None)  # (no idle time to go by: the load average decides)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 0.0, 0.0))
     assert fork_helps(FORK_FROM_ITEMS)
@@ -65,6 +67,37 @@ def test_a_busy_machine_or_a_single_core_means_no_fork(monkeypatch: pytest.Monke
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
     assert not fork_helps(FORK_FROM_ITEMS)
+
+
+def test_the_idle_time_since_the_last_look_decides_over_the_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 0.0, 0.0))  # (this process and its last child count in it)
+    monkeypatch.setattr(forked, "idle_cores", lambda: 0.9)
+    assert fork_helps(FORK_FROM_ITEMS)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(forked, "idle_cores", lambda: 0.5)
+    assert not fork_helps(FORK_FROM_ITEMS)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)  # the machine's idle time is not only this process's cores'
+    assert fork_helps(FORK_FROM_ITEMS)
+
+
+def test_idle_cores_is_the_machines_idle_share_since_the_last_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    times = iter([(1000, 5000), (1010, 5020), (1110, 5220), (1110, 5220)])
+    monkeypatch.setattr(forked, "_cpu_times", lambda: next(times))
+    forked.look_again()  # (1000, 5000)
+    assert forked.idle_cores() is None  # 20 ticks: too short a window, which goes on
+    assert forked.idle_cores() == 110 / 220 * 2  # (1110, 5220) against (1000, 5000): the last judged look
+    assert forked.idle_cores() is None  # the window starts again at each judged look
+    monkeypatch.setattr(forked, "_cpu_times", lambda: None)
+    forked.look_again()
+    assert forked.idle_cores() is None  # no /proc/stat
+
+
+def test_cpu_times_reads_the_machines_ticks() -> None:
+    times = forked._cpu_times()
+    assert times is not None and 0 <= times[0] <= times[1]
 
 
 def _fails_in_the_child_for_three(value: int) -> tuple[int, int]:
