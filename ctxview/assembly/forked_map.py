@@ -36,8 +36,8 @@ def fork_helps(count: int) -> bool:
 
     Whether a core is idle is read from the machine's idle time since this process last looked (its start,
     or the end of its last fork: ``idle_cores``), where that window is long enough; else from the 1-minute
-    load average, in which this process counts (and, for a while, a child it has just had: a second fork
-    after a first at 100,000 items was refused on a quiet 2-core machine)."""
+    load average, in which this process counts (and, for a while, a child it has just had: at 100,000 items
+    the JSON writer's fork was refused right after the render's)."""
     if count < FORK_FROM_ITEMS or not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
     try:
