@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan
+from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan, SameMessages
 from ctxview.assembly.postprocess import FRESH, clean_selected
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
@@ -282,8 +282,10 @@ def test_a_plan_that_learned_the_unchanged_chunks_runs_as_the_whole_selection(
     plan.min_span = data.draw(st.sampled_from([1, 2, MIN_SPAN]))
     all_results = results_index(items)
     orphan = items[cut].ordinal if cut < len(items) else math.inf
-    for _ in range(4):
-        kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
+    kept: list[int] = []
+    for turn in range(5):
+        if not turn or not data.draw(st.booleans()):  # (or the same items again: a copy of the last run)
+            kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
         run = plan.run(kept, cut, orphan, all_results)
         cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
         assert js_stringify(run.messages) == js_stringify(messages_out)
@@ -306,3 +308,42 @@ def test_a_plan_that_learned_the_unchanged_chunks_runs_as_the_whole_selection(
         learned = plan._unchanged
         assert learned is not None and learned[:2] == (cut, orphan)
         assert all(plan.unchanged_chunks(cut, orphan)[c] for c, flag in enumerate(learned[2]) if flag)
+
+
+def test_a_run_that_keeps_the_same_items_as_the_last_copies_its_outcome() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},
+        {"role": "assistant", "content": [{"type": "text", "text": "  "}]},
+        {"role": "user", "content": "more"},
+        {"role": "user", "content": "end"},
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    orphan = items[5].ordinal
+    first = plan.run([1, 3, 4], 5, orphan, all_results)  # the call kept without its result, a blank message
+    again = plan.run([1, 3, 4], 5, orphan, all_results)
+    assert isinstance(first.messages, SameMessages) and isinstance(again.messages, SameMessages)
+    assert again.messages.origin is first.messages.origin  # (the engine's memo answers the second from the first)
+    assert again.messages is not first.messages and again.keys is not first.keys
+    assert again.cleaned is not first.cleaned and again.repair is not first.repair
+    assert all(a is b for a, b in zip(again.messages, first.messages, strict=True))
+    assert again.keys == first.keys == ["o:2", "o:8", "o:10"]
+    assert again.cleaned.dropped_empty == first.cleaned.dropped_empty == {"o:6": "only blank text"}
+    assert again.cleaned.stripped_calls == first.cleaned.stripped_calls == {"o:2": [("a", "not-selected")]}
+    again.keys.append("mine")  # each run owns its lists
+    other = plan.run([0, 4], 5, orphan, all_results)  # other items: run, and tagged anew
+    assert isinstance(other.messages, SameMessages) and other.messages.origin is not first.messages.origin
+    assert other.keys == ["o:0", "o:8", "o:10"]
+    back = plan.run([1, 3, 4], 5, orphan, all_results)  # (only the last run is remembered: run again)
+    assert back.keys == ["o:2", "o:8", "o:10"] and back.messages.origin is not first.messages.origin
+    assert plan.run([1, 3], 4, items[4].ordinal, all_results).keys == ["o:2", "o:8", "o:10"]  # another cut
+    for kept, cut in (([1, 3, 4], 5), ([1, 3], 4), ([1, 3], 4)):
+        run = plan.run(kept, cut, items[cut].ordinal, all_results)
+        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
+        assert (js_stringify(run.messages), run.keys) == (js_stringify(messages_out), keys)
+        assert run.cleaned.dropped_empty == cleaned.dropped_empty
+        assert run.cleaned.stripped_calls == cleaned.stripped_calls
+        assert run.repair.synthetic == log.synthetic and run.repair.orphan_results == log.orphan_results

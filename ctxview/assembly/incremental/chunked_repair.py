@@ -98,6 +98,8 @@ class ChunkPlan:
     # the last run that selected every item: (cut, orphan ordinal, all results, its outcome); the budget
     # sweep's runs at budgets from the whole session's size up each concatenate the same 100,000 outcomes
     _whole: tuple[int, float, Any, ChunkedRun] | None = None
+    # the last run that did not: (kept, cut, orphan ordinal, all results, its outcome)
+    _last: tuple[list[int], int, float, Any, ChunkedRun] | None = None
     # (cut, orphan ordinal, one byte per chunk): 1 where §7.1–§7.4 of the whole chunk at that cut is known to
     # give its items' own messages back with nothing recorded (``unchanged_chunks`` of an earlier process, or,
     # as a bytearray, what runs at that cut learned: ``_flags_at``)
@@ -141,13 +143,26 @@ class ChunkPlan:
     def run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         """§7.1–§7.4 over the items at positions ``kept`` (ascending) then ``cut`` … end (the fresh tail)."""
         if len(kept) != cut or (cut and (kept[0] != 0 or kept[-1] != cut - 1)):  # not every position before the cut
-            return self._run(kept, cut, orphan_ordinal, all_results)
+            return self._run_again(kept, cut, orphan_ordinal, all_results)
         whole = self._whole
         if whole is not None and whole[0] == cut and whole[1] == orphan_ordinal and whole[2] is all_results:
             return whole[3].copy()
         whole_run = self._run(kept, cut, orphan_ordinal, all_results).copy()
         self._whole = (cut, orphan_ordinal, all_results, whole_run)
         return whole_run.copy()
+
+    def _run_again(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
+        """``_run``; a run that keeps the same items as the one before (a keystroke often does) copies its outcome,
+        whose messages' list is then tagged as the same (the engine looks them up, and indexes their pairs, once)."""
+        last = self._last
+        if (
+            last is not None and last[1] == cut and last[2] == orphan_ordinal and last[3] is all_results
+            and last[0] == kept
+        ):
+            return last[4].copy()
+        outcome = self._run(kept, cut, orphan_ordinal, all_results).copy()
+        self._last = (list(kept), cut, orphan_ordinal, all_results, outcome)
+        return outcome.copy()
 
     def _run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         if len(self._groups) > self.limit:
