@@ -156,7 +156,8 @@ class ChunkPlan:
             and last[0] == kept
         ):
             return last[4].copy()
-        outcome = self._run(kept, cut, orphan_ordinal, all_results).copy()
+        outcome = self._run(kept, cut, orphan_ordinal, all_results)
+        outcome.messages = SameMessages(outcome.messages, object())  # (kept here: the caller gets a copy)
         self._last = (list(kept), cut, orphan_ordinal, all_results, outcome)
         return outcome.copy()
 
