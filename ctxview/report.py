@@ -138,11 +138,11 @@ def _message_lists(document: dict[str, Any]) -> list[tuple[str, list[Any]]]:
         found.append((dumps(placeholder), holder["messages"]))
         return {**holder, "messages": placeholder}
 
-    if type(document.get("messages")) is list and document["messages"]:
+    if isinstance(document.get("messages"), list) and document["messages"]:
         document["messages"] = replaced(document, "final")["messages"]
     stages = document.get("stages")
     assembler = stages.get("assembler") if isinstance(stages, dict) else None
-    if isinstance(assembler, dict) and type(assembler.get("messages")) is list and assembler["messages"]:
+    if isinstance(assembler, dict) and isinstance(assembler.get("messages"), list) and assembler["messages"]:
         document["stages"] = {**stages, "assembler": replaced(assembler, "assembler")}
     return found
 
