@@ -55,8 +55,10 @@ def fork_helps(count: int) -> bool:
         return True
 
 
-# a core counts as idle when the machine's idle time since the last look was at least this many cores' worth
-IDLE_CORE = 0.75
+# a core counts as idle when the machine's idle time since the last look was at least this many cores' worth: a
+# child with 60% of a core does its half in 0.83 of the time one process takes for the whole (the fork's costs
+# aside), so below that a fork stops paying
+IDLE_CORE = 0.6
 # the shortest window (in clock ticks of all cores together, 100 a second each) idle time is judged over
 _MIN_WINDOW_TICKS = 30
 
