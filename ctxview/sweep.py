@@ -94,17 +94,25 @@ def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
+    That size is measured by a run at the item total, unless an earlier sweep of this database
+    state with the same params kept it (``sweep_cache.known_cut``).
     """
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
+    reserved = max(0, params.reserved_tokens)
     sweep_cache.prime(assembler, params)  # what an earlier sweep of this database state learned at the top
+    known = sweep_cache.known_cut(assembler, top_params)  # (that run's own outcome, kept: it is not run again)
+    if known is not None:
+        _remember(None)
+        return low, known + reserved
     top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
         before = clamp.get("serializedTokensBefore")
-        if isinstance(before, int) and before > high - max(0, params.reserved_tokens):
+        if isinstance(before, int) and before > high - reserved:
+            sweep_cache.note_cut(assembler, top_params, before)
             _remember(None)
-            return low, before + max(0, params.reserved_tokens)
+            return low, before + reserved
     _remember((assembler.session, top_params, top))  # the sweep's top exact run, usually: run once, not twice
     return low, high
 

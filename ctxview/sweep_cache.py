@@ -16,6 +16,12 @@ code (the render cache's digest and one over the modules these values come from)
 checksum holds; anything else, or any failure, means the values are computed as usual.  Chunks
 are taken only at the cut they were flagged at; a chunk not flagged is cleaned up as before.
 ``CTXVIEW_CACHE=off`` turns it off with the render cache.
+
+The file also keeps where the serialized clamp cut at the top of a range (``sweep.budget_range``):
+when the clamp cuts at the whole session's assembler size, the range's top is the serialized size
+before that cut, which a run at the whole session measures.  Kept per run (every parameter and the
+source of every core module, not only of those above), it saves the next sweep of the same database
+state with the same parameters that run: its budgets are known without it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
+import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
@@ -36,7 +44,7 @@ if TYPE_CHECKING:
     from ctxview.model import Params
     from ctxview.pipeline import SessionAssembler
 
-FORMAT = 1
+FORMAT = 2
 _NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
 _MAGIC = b"ctxview-sweep\n"
@@ -52,6 +60,40 @@ _SOURCES = (
 @functools.cache
 def _code_version() -> str:
     return render_cache.sources_digest(f"{FORMAT}\0{render_cache._code_version()}", _SOURCES)
+
+
+@functools.cache
+def _run_code_version() -> str:
+    """A digest of every core module's source (all but the TUI's): a whole run may depend on any of them."""
+    import ctxview
+
+    root = Path(ctxview.__file__).resolve().parent
+    digest = hashlib.sha256(_code_version().encode())
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == "tui":
+            continue
+        digest.update(f"\0{relative.as_posix()}\0".encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()
+
+
+def _run_key(params: Params) -> str | None:
+    """What identifies a run of a session (with the file's header): every parameter and the code; None where
+    a parameter reads something outside the database (a citations file) or does not print the same twice."""
+    if params.citations_path is not None:
+        return None
+    text = repr(params)
+    if " at 0x" in text:
+        return None
+    return hashlib.sha256(f"{_run_code_version()}\0{text}".encode()).hexdigest()
+
+
+# per engine memo (one per session and engine line): run key → the serialized size before the clamp's cut
+_CUTS: weakref.WeakKeyDictionary[SerializedCache, dict[str, int]] = weakref.WeakKeyDictionary()
 
 
 class _Target:
@@ -95,6 +137,25 @@ def _target(assembler: SessionAssembler, params: Params) -> _Target | None:
         return None
 
 
+def known_cut(assembler: SessionAssembler, params: Params) -> int | None:
+    """The serialized size before the clamp's cut (``serializedTokensBefore``) of the run at ``params``, as
+    ``note_cut`` told it in this process or an earlier sweep of this database state kept it (``prime`` reads
+    the file); None when not known."""
+    target = _target(assembler, params)
+    key = _run_key(params) if target is not None else None
+    if target is None or key is None:
+        return None
+    return _CUTS.get(target.memo, {}).get(key)
+
+
+def note_cut(assembler: SessionAssembler, params: Params, before: int) -> None:
+    """Keep the clamp's cut of the run at ``params`` (written with the next ``save`` of this database state)."""
+    target = _target(assembler, params)
+    key = _run_key(params) if target is not None else None
+    if target is not None and key is not None:
+        _CUTS.setdefault(target.memo, {})[key] = before
+
+
 def prime(assembler: SessionAssembler, params: Params) -> bool:
     """Take what an earlier sweep of this database state kept, before the run at the whole session.
 
@@ -109,7 +170,9 @@ def prime(assembler: SessionAssembler, params: Params) -> bool:
         payload = _read(target)
         if payload is None:
             return False
-        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = payload
+        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, cuts = payload
+        known = _CUTS.setdefault(target.memo, {})
+        known.update((key, value) for key, value in cuts.items() if key not in known)
         plan = target.plan
         if not plan.assume_unchanged(cut, orphan_ordinal, flags):
             return False
@@ -148,6 +211,7 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
         payload = marshal.dumps((
             cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
             [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
+            dict(_CUTS.get(target.memo, {})),
         ))
     except ValueError:
         return False
@@ -168,21 +232,23 @@ def _read(target: _Target) -> tuple[Any, ...] | None:
         stored = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(stored, tuple) or len(stored) != 7:
+    if not isinstance(stored, tuple) or len(stored) != 8:
         return None
-    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings = stored
+    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings, cuts = stored
     count = len(target.plan.items)
     if (
         not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
         or not isinstance(positions, list) or not isinstance(some_pairings, dict)
         or not len(positions) == len(tokens) == len(h16s)
         or not _indexes_below(positions, count) or not _indexes_below(list(some_pairings), len(positions))
+        or not isinstance(cuts, dict)
+        or not all(type(key) is str and type(value) is int for key, value in cuts.items())
     ):
         return None
     pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
     for index, pairing in some_pairings.items():
         pairings[index] = pairing
-    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, cuts
 
 
 def _indexes_below(values: list[Any], count: int) -> bool:
