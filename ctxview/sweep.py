@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress
@@ -449,8 +450,7 @@ def _kept_mask(decisions: Any) -> bytes:
         if known is None or known[0] is not base:
             known = _BASE_KEPT = (base, bytes(map(KEPT_OUTCOMES.__contains__, base)))
     mask = bytearray(known[1])
-    for position, kept in zip(changes, map(KEPT_OUTCOMES.__contains__, changes.values()), strict=True):
-        mask[position] = kept
+    deque(map(mask.__setitem__, changes, map(KEPT_OUTCOMES.__contains__, changes.values())), maxlen=0)  # (C loop)
     mask.extend(map(KEPT_OUTCOMES.__contains__, extra))
     return bytes(mask)
 
@@ -573,10 +573,13 @@ class _Plan:
         order = asm.selection_order()
         # an evictable item is kept at every budget that fits it and everything before it in the walk
         # (the greedy walk may keep it earlier by skipping a larger one; only the exact runs show that)
-        thresholds = {
-            key: max(1, needed + base + reserved)
-            for key, needed in zip(order.keys, accumulate(order.tokens), strict=True)
-        }
+        offset = base + reserved
+        if offset >= 1 and min(order.tokens, default=0) >= 0:  # (every sum ≥ 1 already: made at C speed)
+            thresholds = dict(zip(order.keys, map(offset.__add__, accumulate(order.tokens)), strict=True))
+        else:
+            thresholds = {
+                key: max(1, needed + offset) for key, needed in zip(order.keys, accumulate(order.tokens), strict=True)
+            }
         # fresh-tail and focus items are kept at any budget: from the fresh-tail size on
         for key, segment in zip(column(asm.decisions, "key"), column(asm.decisions, "segment"), strict=True):
             if segment in ("fresh-tail", "focus") and key not in thresholds:

@@ -17,11 +17,12 @@ checksum holds; anything else, or any failure, means the values are computed as 
 are taken only at the cut they were flagged at; a chunk not flagged is cleaned up as before.
 ``CTXVIEW_CACHE=off`` turns it off with the render cache.
 
-The file also keeps where the serialized clamp cut at the top of a range (``sweep.budget_range``):
-when the clamp cuts at the whole session's assembler size, the range's top is the serialized size
-before that cut, which a run at the whole session measures.  Kept per run (every parameter and the
-source of every core module, not only of those above), it saves the next sweep of the same database
-state with the same parameters that run: its budgets are known without it.
+A small file beside it (``CUT_SUFFIX``) keeps where the serialized clamp cut at the top of a range
+(``sweep.budget_range``): when the clamp cuts at the whole session's assembler size, the range's top
+is the serialized size before that cut, which only a run at the whole session measures.  Kept per
+run (every parameter and the source of every core module, not only of those above) as soon as a
+sweep learns it, it saves the next sweep of the same database state with the same parameters that
+run: its budgets are known without it.
 """
 
 from __future__ import annotations
@@ -44,10 +45,13 @@ if TYPE_CHECKING:
     from ctxview.model import Params
     from ctxview.pipeline import SessionAssembler
 
-FORMAT = 2
+FORMAT = 1
 _NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
 _MAGIC = b"ctxview-sweep\n"
+CUT_SUFFIX = ".sweepcut"
+_CUT_MAGIC = b"ctxview-sweep-cut\n"
+CUTS_KEPT = 64  # runs per file (the newest)
 
 # the modules whose rules the kept values follow: clean-up, repair, chunking, the engine's measures
 _SOURCES = (
@@ -92,7 +96,7 @@ def _run_key(params: Params) -> str | None:
     return hashlib.sha256(f"{_run_code_version()}\0{text}".encode()).hexdigest()
 
 
-# per engine memo (one per session and engine line): run key → the serialized size before the clamp's cut
+# per engine memo (one per loaded session and engine line): run key → the serialized size before the clamp's cut
 _CUTS: weakref.WeakKeyDictionary[SerializedCache, dict[str, int]] = weakref.WeakKeyDictionary()
 
 
@@ -139,21 +143,56 @@ def _target(assembler: SessionAssembler, params: Params) -> _Target | None:
 
 def known_cut(assembler: SessionAssembler, params: Params) -> int | None:
     """The serialized size before the clamp's cut (``serializedTokensBefore``) of the run at ``params``, as
-    ``note_cut`` told it in this process or an earlier sweep of this database state kept it (``prime`` reads
-    the file); None when not known."""
+    ``note_cut`` told it in this process or in an earlier one for this database state; None: not known."""
     target = _target(assembler, params)
     key = _run_key(params) if target is not None else None
     if target is None or key is None:
         return None
-    return _CUTS.get(target.memo, {}).get(key)
+    return _cuts(target).get(key)
 
 
-def note_cut(assembler: SessionAssembler, params: Params, before: int) -> None:
-    """Keep the clamp's cut of the run at ``params`` (written with the next ``save`` of this database state)."""
+def note_cut(assembler: SessionAssembler, params: Params, before: int) -> bool:
+    """Keep the clamp's cut of the run at ``params``, in this process and in the file (False: not written)."""
     target = _target(assembler, params)
     key = _run_key(params) if target is not None else None
-    if target is not None and key is not None:
-        _CUTS.setdefault(target.memo, {})[key] = before
+    if target is None or key is None:
+        return False
+    cuts = _cuts(target)
+    cuts.pop(key, None)
+    cuts[key] = before  # (the newest last)
+    while len(cuts) > CUTS_KEPT:
+        del cuts[next(iter(cuts))]
+    try:
+        render_cache.write_entry(_cut_path(target), _CUT_MAGIC, target.header, marshal.dumps(cuts))
+        render_cache.prune(target.directory, CUT_SUFFIX)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _cut_path(target: _Target) -> Path:
+    return target.path.with_suffix(CUT_SUFFIX)
+
+
+def _cuts(target: _Target) -> dict[str, int]:
+    """The cuts known for the target's session and line: read from its file on first use."""
+    cuts = _CUTS.get(target.memo)
+    if cuts is None:
+        cuts = _CUTS[target.memo] = _read_cuts(target)
+    return cuts
+
+
+def _read_cuts(target: _Target) -> dict[str, int]:
+    payload = render_cache.read_entry(_cut_path(target), _CUT_MAGIC, target.header)
+    if payload is None:
+        return {}  # none, or of another database state, code, time zone or engine line, or damaged
+    try:
+        stored = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(stored, dict) or not all(type(k) is str and type(v) is int for k, v in stored.items()):
+        return {}
+    return stored
 
 
 def prime(assembler: SessionAssembler, params: Params) -> bool:
@@ -170,9 +209,7 @@ def prime(assembler: SessionAssembler, params: Params) -> bool:
         payload = _read(target)
         if payload is None:
             return False
-        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, cuts = payload
-        known = _CUTS.setdefault(target.memo, {})
-        known.update((key, value) for key, value in cuts.items() if key not in known)
+        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = payload
         plan = target.plan
         if not plan.assume_unchanged(cut, orphan_ordinal, flags):
             return False
@@ -211,7 +248,6 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
         payload = marshal.dumps((
             cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
             [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
-            dict(_CUTS.get(target.memo, {})),
         ))
     except ValueError:
         return False
@@ -232,23 +268,21 @@ def _read(target: _Target) -> tuple[Any, ...] | None:
         stored = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(stored, tuple) or len(stored) != 8:
+    if not isinstance(stored, tuple) or len(stored) != 7:
         return None
-    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings, cuts = stored
+    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings = stored
     count = len(target.plan.items)
     if (
         not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
         or not isinstance(positions, list) or not isinstance(some_pairings, dict)
         or not len(positions) == len(tokens) == len(h16s)
         or not _indexes_below(positions, count) or not _indexes_below(list(some_pairings), len(positions))
-        or not isinstance(cuts, dict)
-        or not all(type(key) is str and type(value) is int for key, value in cuts.items())
     ):
         return None
     pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
     for index, pairing in some_pairings.items():
         pairings[index] = pairing
-    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, cuts
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings
 
 
 def _indexes_below(values: list[Any], count: int) -> bool:

@@ -173,19 +173,23 @@ def test_a_range_top_the_clamp_cut_is_kept_per_run_and_not_run_again(
     top = replace(PARAMS, token_budget=at_items)
     assert at_items in budgets and at_items not in computed.budgets  # the clamp cut there: the range goes on
     first_runs = list(budgets)
+    (cut_file,) = sorted(name for name in os.listdir(cache) if name.endswith(sweep_cache.CUT_SUFFIX))
 
-    second = _load(db)
-    assert sweep_cache.known_cut(second, top) is None  # (nothing in this process: it comes from the file)
-    assert sweep_cache.prime(second, PARAMS)
+    second = _load(db)  # (another load: what it knows comes from the file)
     assert sweep_cache.known_cut(second, top) == computed.budgets[-1]
     budgets.clear()
     _same(_swept(second), computed)
     assert sorted(budgets) == sorted(b for b in first_runs if b != at_items)  # that one run less
 
+    os.remove(cache / cut_file)  # without the file: run again, and written again
+    budgets.clear()
+    _same(_swept(_load(db)), computed)
+    assert sorted(budgets) == sorted(first_runs)
+    assert sweep_cache.known_cut(_load(db), top) == computed.budgets[-1]
+
     # other params (a live input the engine appends: nothing is cut at the top) are not given that top
     live = replace(PARAMS, live_messages=({"role": "user", "content": RETRY_MARKER + "\n" + "word " * 2000},))
     other = _load(db)
-    assert sweep_cache.prime(other, live)
     assert sweep_cache.known_cut(other, replace(live, token_budget=at_items)) is None
     moved = sweep_session(other, live, points=9, runs=4, workers=1)
     monkeypatch.setenv("CTXVIEW_CACHE", "off")
