@@ -265,9 +265,9 @@ def test_the_range_top_run_is_the_sweep_top_run(medium: SessionAssembler) -> Non
     assert counting.budgets == [params.token_budget, budgets[-1]]
     reused = sweep(counting, params, budgets, runs=4, workers=1)  # type: ignore[arg-type]
     ran = [b for b, final in zip(budgets, reused.final_tokens, strict=True) if final is not None]
-    assert counting.budgets[2:] == ran[:-1]  # every exact run but the top, which the range made
+    assert counting.budgets[2:] == ran[-2::-1]  # every exact run but the top, which the range made, largest first
     again = sweep(counting, params, budgets, runs=4, workers=1)  # type: ignore[arg-type]
-    assert counting.budgets[2 + 3 :] == ran  # handed out once: this sweep runs the top itself
+    assert counting.budgets[2 + 3 :] == ran[::-1]  # handed out once: this sweep runs the top itself
     assert reused.top_trace is not None and again.top_trace is not None
     assert reused.top_trace.summary == again.top_trace.summary
     assert list(reused.top_trace.decisions) == list(again.top_trace.decisions)
@@ -280,14 +280,14 @@ def test_the_range_top_run_is_not_used_for_other_params_or_budgets(medium: Sessi
     budgets = default_budgets(counting, MODES[1], points=5)  # type: ignore[arg-type]
     other = replace(MODES[1], fresh_tail_count=17)
     sweep(counting, other, budgets, runs=2, workers=1)  # type: ignore[arg-type]
-    assert counting.budgets[2:] == [budgets[0], budgets[-1]]
+    assert counting.budgets[2:] == [budgets[-1], budgets[0]]  # (the largest first)
     # with the engine step the serialized clamp still cuts at the item total, so the range goes on to the
     # serialized size: the run at the item total is not a run of the sweep, which makes its own top run
     counting.budgets.clear()
     budgets = default_budgets(counting, MODES[2], points=5)  # type: ignore[arg-type]
     assert counting.budgets[1] < budgets[-1]
     sweep(counting, MODES[2], budgets, runs=2, workers=1)  # type: ignore[arg-type]
-    assert counting.budgets[2:] == [budgets[0], budgets[-1]]
+    assert counting.budgets[2:] == [budgets[-1], budgets[0]]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

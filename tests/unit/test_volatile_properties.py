@@ -250,3 +250,48 @@ def test_additive_search_matches_the_exact_search(s: dict[str, Any]) -> None:
         exact.evicted_tokens,
         exact.appended,
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    own=st.lists(st.sampled_from("abcdefg"), max_size=40),
+    wanted=st.lists(st.sampled_from("abcdefgh"), max_size=8),
+    scan=st.integers(min_value=0, max_value=12),
+)
+def test_hashing_from_the_newest_protects_what_hashing_every_message_does(
+    own: list[str], wanted: list[str], scan: int
+) -> None:
+    """Duplicates in the context and in the wanted hashes, hashes it lacks, the scan from the newest ending
+    early or not: the same indexes as ``protected_by_hash`` over every message's hash."""
+    import ctxview.assembly.volatile as volatile
+
+    messages = [{"h": value} for value in own]
+
+    def hash_of(message: dict[str, str]) -> str:
+        return message["h"]
+
+    original = volatile.FROM_NEWEST_SCAN
+    volatile.FROM_NEWEST_SCAN = scan
+    try:
+        got = volatile.protected_from_newest(messages, wanted, hash_of)
+        with_all = volatile.protected_from_newest(messages, wanted, hash_of, lambda ms: [m["h"] for m in ms])
+    finally:
+        volatile.FROM_NEWEST_SCAN = original
+    assert got == with_all == volatile.protected_by_hash(own, wanted)
+
+
+def test_hashing_from_the_newest_stops_once_every_wanted_hash_is_found() -> None:
+    from ctxview.assembly.volatile import protected_from_newest
+
+    messages = [{"h": f"m{i}"} for i in range(1000)]
+    hashed: list[str] = []
+
+    def hash_of(message: dict[str, str]) -> str:
+        hashed.append(message["h"])
+        return message["h"]
+
+    def every(_: object) -> list[str]:
+        raise AssertionError("read whole")
+
+    assert protected_from_newest(messages, ["m998", "m997", "m999"], hash_of, every) == {997, 998, 999}
+    assert hashed == ["m999", "m998", "m997"]
