@@ -240,7 +240,8 @@ def sweep(
 
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
-        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys))
+        whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
+        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole))
     else:
         # (between the runs too: a collection there would walk the last run's objects; and what lives on, the top
         # trace and what the runs added to the session's caches, is frozen rather than walked once they are done)
@@ -486,15 +487,27 @@ def _run_one(budget: int) -> tuple[int, _ExactRun, bool]:
     return budget, run, same
 
 
-def _shares(budgets: list[int], count: int) -> list[list[int]]:
-    """``budgets`` dealt into ``count`` shares of about equal budget sums (a run costs more the more it keeps),
-    largest first; the first share gets the largest budget."""
+def _shares(budgets: list[int], count: int, whole: int | None = None) -> list[list[int]]:
+    """``budgets`` dealt into ``count`` shares of about equal cost, largest first; the first share gets the largest
+    budget.
+
+    A run costs more the more it keeps: about its budget, up to ``whole`` (the whole session's size: from
+    there on every item is selected).  Runs from ``whole`` up go together, to the first share: the first of
+    them cleans up every chunk and indexes every pair, and the others of its process reuse that (each costs
+    about a third of the first); the runs below are dealt to the lightest share, the largest first.
+    """
     shares: list[list[int]] = [[] for _ in range(count)]
-    sums = [0] * count
-    for budget in sorted(budgets, reverse=True):
+    sums = [0.0] * count
+    ordered = sorted(budgets, reverse=True)
+    if whole is not None and count > 1:
+        above = [budget for budget in ordered if budget >= whole]
+        shares[0].extend(above)
+        sums[0] = whole * (1 + (len(above) - 1) / 3) if above else 0.0
+        ordered = [budget for budget in ordered if budget < whole]
+    for budget in ordered:
         lightest = sums.index(min(sums))
         shares[lightest].append(budget)
-        sums[lightest] += budget
+        sums[lightest] += budget if whole is None else min(budget, whole)
     return shares
 
 
@@ -506,6 +519,7 @@ def _exact_runs_forked(
     report: _Progress,
     keep: Callable[[int, Trace], None],
     plan_keys: list[str],
+    whole: int | None = None,
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
     equal cost; this process runs the share with the largest budget (``keep`` sees its traces).
@@ -514,7 +528,7 @@ def _exact_runs_forked(
 
     global _FORKED
     workers = min(workers, len(budgets))
-    own, *others = _shares(budgets, workers)
+    own, *others = _shares(budgets, workers, whole)
     _FORKED = (assembler, params, plan_keys)
     gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: the session lives on)
     outcomes: dict[int, _ExactRun] = {}

@@ -326,6 +326,15 @@ def test_shares_of_about_equal_budget_sums() -> None:
     assert _shares([3, 2, 1], 1) == [[3, 2, 1]]
 
 
+def test_shares_keep_the_runs_that_select_every_item_together() -> None:
+    # from 5 on every item is selected: those runs go to the first share (the first of them costs about 5, each
+    # other a third of that), the others are dealt by cost (their budget) to the lightest share
+    assert _shares([9, 7, 5, 3, 2, 1], 2, whole=5) == [[9, 7, 5], [3, 2, 1]]
+    assert _shares([9, 4, 3, 2], 2, whole=5) == [[9, 2], [4, 3]]
+    assert _shares([4, 3], 2, whole=5) == [[4], [3]]  # (none that high: the largest still goes first)
+    assert _shares([9, 7], 1, whole=5) == [[9, 7]]
+
+
 def test_a_cancelled_sweep_keeps_no_remembered_run(medium: SessionAssembler) -> None:
     from ctxview import sweep as sweep_module
 
