@@ -84,10 +84,9 @@ TARGETS: dict[str, tuple[str, dict[int, float]]] = {
     "cli_cold_rss": ("MB", {}),
     "sweep": ("s", {10000: 2.0, 100000: 2.0}),
 }
-# judged by the worst repetition (the others by the median)
-JUDGED_BY_MAX = (
-    "rss", "open", "cli", "sweep", "cli_rss", "tui_first", "tui_open", "tui_open_cold", "cli_cold", "cli_cold_rss"
-)
+# judged by the worst repetition: the peak memory rows (a peak is what a machine must have); every time is
+# judged by the median, as issue 19 asks ("median of at least 3 runs"), with the maximum printed beside it
+JUDGED_BY_MAX = ("rss", "cli_rss", "cli_cold_rss")
 LABELS = {
     "open": "open + resolve a conversation",
     "index": "term index, built once after opening (not a target)",

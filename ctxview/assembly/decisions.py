@@ -579,13 +579,13 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
     prep = run_lookups(run)
     output_index = prep.output_index
     synthetic = run.repair.synthetic
-    pairs = static.pairs
+    partners = static.partners.of
     judge = _ItemJudge(run, prep).judge
     focus = static.overlay.focus_item
     decisions: list[Decision] = []
     append = decisions.append
     plan = static.plan if start == 0 and stop is None else static.plan[start:stop]
-    for tag, obj in plan:
+    for position, (tag, obj) in enumerate(plan, start):
         if tag == "item":
             canonical: ResolvedItem = obj
             item, key, selected, score, matched, label_extra, segment, outcome, reason = judge(canonical)
@@ -600,7 +600,7 @@ def run_decisions(run: RunRecord, start: int = 0, stop: int | None = None) -> li
                     score=score,
                     matched_terms=matched,
                     label_extra=label_extra,
-                    pair_with=pairs.get(id(canonical), ()),
+                    pair_with=partners(canonical, position),
                     tool_call_ids=tool_ids_of(canonical),
                     output_index=output_index.get(key),
                     synthetic_result_for=tuple(synthetic[key]) if key in synthetic else (),
@@ -654,11 +654,11 @@ def run_rows(run: RunRecord, start: int, stop: int) -> list[list[Any] | None]:
     prep = run_lookups(run)
     output_index = prep.output_index
     static = run.static
-    pairs = static.pairs
+    partners = static.partners.of
     judge = _ItemJudge(run, prep).judge
     rows: list[list[Any] | None] = []
     append = rows.append
-    for tag, obj in static.plan[start:stop]:
+    for position, (tag, obj) in enumerate(static.plan[start:stop], start):
         if tag != "item":
             append(None)
             continue
@@ -683,7 +683,7 @@ def run_rows(run: RunRecord, start: int, stop: int) -> list[list[Any] | None]:
                 outcome,
                 reason,
                 matched,
-                pairs.get(id(obj), ()),
+                partners(obj, position),
                 tool_ids_of(obj),
                 output_index.get(key),
                 None,

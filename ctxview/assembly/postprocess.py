@@ -7,7 +7,7 @@ segment, plus a record of what was stripped or dropped and why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ def strip_orphan_calls(
     ordinal: int,
     orphan_stripping_ordinal: float,
     selected_results: Mapping[str, Sequence[int]],
-    all_results: Mapping[str, Sequence[int]],
+    all_results: Collection[str],
 ) -> tuple[Any, list[tuple[str, str]], bool]:
     """§7.1 for one message → (message or None when dropped, stripped calls, touched?)."""
     if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -63,7 +63,7 @@ def strip_orphan_calls(
         if ordinal < orphan_stripping_ordinal:
             stripped.append((cid, "not-selected"))
             continue
-        if not all_results.get(cid):
+        if cid not in all_results:
             kept.append(block)
             continue
         stripped.append((cid, "result-before-call"))
@@ -125,7 +125,7 @@ def clean_selected(
     selected: Sequence[ResolvedItem],
     fresh_ordinals: set[int],
     orphan_stripping_ordinal: float,
-    all_results: Mapping[str, Sequence[int]],
+    all_results: Collection[str],
 ) -> Cleaned:
     """§7.1 → §7.2 → §7.3 over the selected items (ordinal order)."""
     selected_results: dict[str, list[int]] = {}

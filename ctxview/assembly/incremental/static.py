@@ -10,6 +10,7 @@ focus brief builds afresh); a resolved list without a cache builds every time.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,9 +19,12 @@ from typing import Any, overload
 
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
 from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+from ctxview.assembly.incremental.partners import ToolPartners
 from ctxview.assembly.resolve import ResolvedItem, ResolvedItems
 from ctxview.jsjson import js_string
 from ctxview.model import ContextItemRow, Session
+
+_ORDINAL = operator.attrgetter("ordinal")
 
 
 class ItemsPlan(Sequence[tuple[str, Any]]):
@@ -53,11 +57,12 @@ class SessionStatic:
     """What a resolved list gives for a session, whatever the parameters (cached per list)."""
 
     overlay: FocusOverlay
-    all_results: dict[str, list[int]]  # result id → ordinals of every resolved item answering it
-    pairs: dict[int, tuple[str, ...]]  # id(item) → keys of its tool-pair partners
+    all_results: frozenset[str]  # the result ids some overlay item answers
+    partners: ToolPartners  # the keys of an overlay item's tool-pair partners
     unresolved_rows: list[ContextItemRow]
     plan: Sequence[tuple[str, Any]]  # decision order: ("item"|"focus"|"covered", item) / ("unresolved", row)
     context_ordinals: list[int]
+    chunks: ChunkPlan  # the overlay items' tool-id chunks, with their remembered §7.1–§7.4 outcomes
     # the last run's evictable list with its id → index and id(original) → stub lookups: the next run of the
     # same session mostly has the very same list (same items, same order), and can share them
     evictable_lookups: tuple[list[ResolvedItem], Mapping[int, int], dict[int, ResolvedItem]] | None = None
@@ -73,40 +78,19 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
         return cache[key]
     overlay = apply_focus_overlay(resolved, session.focus_brief, timezone)
     items = overlay.items
-    all_results: dict[str, list[int]] = {}
-    calls: dict[str, list[ResolvedItem]] = {}
-    results_by_id: dict[str, list[ResolvedItem]] = {}
-    # the items that issue or answer a tool call (most items do neither: they are left out at C speed)
-    tooled = [item for item in items if item.result_id or item.call_ids]
-    for item in tooled:
-        result_id = item.result_id
-        if result_id:
-            all_results.setdefault(result_id, []).append(item.ordinal)
-            results_by_id.setdefault(result_id, []).append(item)
-        for cid in item.call_ids:
-            calls.setdefault(cid, []).append(item)
-    pairs: dict[int, tuple[str, ...]] = {}
-    for item in tooled:
-        partners: dict[str, None] = {}
-        for cid in item.call_ids:
-            for other in results_by_id.get(cid, ()):
-                if other is not item:
-                    partners[other.key] = None
-        if item.result_id:
-            for other in calls.get(item.result_id, ()):
-                if other is not item:
-                    partners[other.key] = None
-        if partners:
-            pairs[id(item)] = tuple(partners)
+    chunks = ChunkPlan.build(items)
     covered = {item.ordinal for item in overlay.covered}
     focus = overlay.focus_item
-    rows = sorted(session.items, key=lambda r: r.ordinal)
+    context_ordinals = [row.ordinal for row in session.items]
+    rows = session.items
+    if any(map(operator.gt, context_ordinals, context_ordinals[1:])):
+        rows = sorted(rows, key=_ORDINAL)
     plan: Sequence[tuple[str, Any]]
     ordinals = [item.ordinal for item in resolved]
     if (
         focus is None
         and not covered
-        and ordinals == [row.ordinal for row in rows]
+        and ordinals == (context_ordinals if rows is session.items else [row.ordinal for row in rows])
         and len(set(ordinals)) == len(ordinals)
     ):  # the usual session: every row resolved, in order, each its own ordinal
         plan = ItemsPlan(resolved)
@@ -130,11 +114,13 @@ def static_of(session: Session, resolved: list[ResolvedItem], timezone: str) -> 
     )
     static = SessionStatic(
         overlay=overlay,
-        all_results=all_results,
-        pairs=pairs,
+        # (only whether an id is answered anywhere is ever asked)
+        all_results=frozenset(filter(None, [item.result_id for item in items])),
+        partners=ToolPartners(items, chunks),
         unresolved_rows=unresolved_rows,
         plan=plan,
-        context_ordinals=[row.ordinal for row in session.items],
+        context_ordinals=context_ordinals,
+        chunks=chunks,
     )
     if cache is not None:
         cache[key] = static
@@ -171,8 +157,7 @@ def per_static(static: SessionStatic, resolved: list[ResolvedItem], name: str, b
 
 def chunk_plan_of(static: SessionStatic, resolved: list[ResolvedItem]) -> ChunkPlan:
     """The tool-id chunks of the overlay items, with their remembered §7.1–§7.4 outcomes (one per list)."""
-    plan: ChunkPlan = per_static(static, resolved, "chunks", lambda: ChunkPlan.build(static.overlay.items))
-    return plan
+    return static.chunks
 
 
 @dataclass(slots=True)
