@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ctxview import sweep_cache
@@ -311,19 +311,21 @@ def _sent_budgets(ran: list[tuple[int, _ExactRun]]) -> tuple[dict[str, int | Non
         return _sent_budgets_by_key(ran)
     count = len(keys)
     ones = int.from_bytes(b"\x01" * count, "big")
-    last_unsent = [-1] * count  # per key: the index in ``ran`` of the last run that does not send it
+    # per key: 1 + the index in ``ran`` of the last run that does not send it (0: every run sends it)
+    after_last = [0] * count
     sent = int.from_bytes(ran[-1][1].kept, "big")
-    for position in compress(range(count), (ones & ~sent).to_bytes(count, "big")):
-        last_unsent[position] = len(ran) - 1
+    positions = range(count)
+    deque(map(after_last.__setitem__, compress(positions, (ones & ~sent).to_bytes(count, "big")), repeat(len(ran))),
+          maxlen=0)  # (C loops)
     for index in range(len(ran) - 2, -1, -1):
         still = sent & int.from_bytes(ran[index][1].kept, "big")
-        for position in compress(range(count), (sent & ~still).to_bytes(count, "big")):
-            last_unsent[position] = index  # sent at every larger run, not at this one
+        newly = compress(positions, (sent & ~still).to_bytes(count, "big"))  # sent at every larger run, not here
+        deque(map(after_last.__setitem__, newly, repeat(index + 1)), maxlen=0)
         sent = still
-    budgets = [budget for budget, _ in ran]
-    top = len(ran) - 1
-    sent_from = dict(zip(keys, [None if i == top else budgets[i + 1] for i in last_unsent], strict=True))
-    sent_after = dict(zip(keys, [None if i < 0 else budgets[i] for i in last_unsent], strict=True))
+    budgets: list[int | None] = [budget for budget, _ in ran]
+    # sent from the run after the last unsent one (None: the largest does not send it); after that one (None: none)
+    sent_from = dict(zip(keys, map([*budgets, None].__getitem__, after_last), strict=True))
+    sent_after = dict(zip(keys, map([None, *budgets].__getitem__, after_last), strict=True))
     return sent_from, sent_after
 
 
