@@ -49,7 +49,7 @@ from ctxview.assembly.volatile import (
     append_volatile_inputs,
     is_volatile_content,
     normalize_overlap_text,
-    protected_from_newest,
+    protected_by_hash,
 )
 from ctxview.jserrors import JSError, require_objects
 from ctxview.jsjson import JSNumber, js_stringify, js_trim, js_trim_start
@@ -371,8 +371,7 @@ class _NormalPath:
             return None
 
     def _seeds(self, with_cue: bool, messages: list[Any]) -> set[int]:
-        tokens = self.tokens
-        seeds = protected_from_newest(messages, self.protection_hashes, tokens.h16, tokens.h16_of_all)
+        seeds = protected_by_hash(self.tokens.h16_of_all(messages), self.protection_hashes)
         shift = 1 if with_cue else 0
         if with_cue:
             seeds.add(0)

@@ -131,44 +131,6 @@ def protected_by_hash(own: Sequence[str], hashes: Iterable[str]) -> set[int]:
     return protected
 
 
-def protected_from_newest(
-    messages: Sequence[Any],
-    hashes: Iterable[str],
-    hash_of: Callable[[Any], str],
-    hash_all: Callable[[Sequence[Any]], list[str]] | None = None,
-) -> set[int]:
-    """``protected_by_hash`` of the messages' hashes, hashing from the newest message back only until each wanted
-    hash has its indexes: the fresh tail they come from is at the end, so a run of 100,000 messages hashes tens.
-
-    Each wanted hash takes the newest index with that hash not taken yet, as there.  When the first
-    ``FROM_NEWEST_SCAN`` messages from the end (at least) do not give them all (a fresh-tail message the
-    clean-up dropped), the rest is read whole: ``hash_all`` (or ``hash_of`` of each) and ``protected_by_hash``.
-    """
-    wanted = list(hashes)
-    need: dict[str, int] = {}
-    for value in wanted:
-        need[value] = need.get(value, 0) + 1
-    left = len(wanted)
-    protected: set[int] = set()
-    stop = max(-1, len(messages) - 1 - max(FROM_NEWEST_SCAN, 4 * left))
-    index = len(messages) - 1
-    while left and index > stop:
-        value = hash_of(messages[index])
-        count = need.get(value, 0)
-        if count:
-            need[value] = count - 1
-            protected.add(index)
-            left -= 1
-        index -= 1
-    if left and index >= 0:
-        own = hash_all(messages) if hash_all is not None else [hash_of(m) for m in messages]
-        return protected_by_hash(own, wanted)
-    return protected
-
-
-FROM_NEWEST_SCAN = 256  # messages ``protected_from_newest`` hashes one by one before it reads the list whole
-
-
 # --- §9.7 tool-pair structure ----------------------------------------------------------------
 
 
