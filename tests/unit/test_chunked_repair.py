@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan
+from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan, SameMessages
 from ctxview.assembly.postprocess import FRESH, clean_selected
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
@@ -244,3 +244,106 @@ def js_copy(message: dict[str, Any]) -> dict[str, Any]:
 
     copied: dict[str, Any] = json.loads(json.dumps(message))
     return copied
+
+
+def test_runs_at_one_cut_learn_which_whole_chunks_come_back_unchanged() -> None:
+    messages = [
+        {"role": "user", "content": "q"},  # chunk 0: unchanged
+        {"role": "assistant", "content": [{"type": "text", "text": "  "}]},  # 1: blank, dropped
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},  # 2: call and result
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},
+        {"role": "user", "content": "more"},  # 3: unchanged
+        {"role": "user", "content": "end"},  # 4: the fresh tail
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    plan.run([0, 1, 2], 5, items[5].ordinal, all_results)  # chunk 2 only in part (its call stripped)
+    assert plan._unchanged is not None and plan._unchanged[:2] == (5, items[5].ordinal)
+    assert list(plan._unchanged[2]) == [1, 0, 0, 0, 1]  # learned from the outcomes this run computed
+    plan.run([0, 2, 3, 4], 5, items[5].ordinal, all_results)
+    assert list(plan._unchanged[2]) == [1, 0, 1, 1, 1]
+    assert bytes(plan._unchanged[2]) == plan.unchanged_chunks(5, items[5].ordinal)
+    # another cut: learned afresh, from the outcomes computed at it (items 0 and 5 were looked up: not known)
+    plan.run([0, 1], 2, items[2].ordinal, all_results)
+    assert list(plan._unchanged[2]) == [0, 0, 1, 1, 0]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), messages=st.lists(message(), min_size=1, max_size=14))
+def test_a_plan_that_learned_the_unchanged_chunks_runs_as_the_whole_selection(
+    data: st.DataObject, messages: list[dict[str, Any]]
+) -> None:
+    """Keystroke runs at one cut: after the first, the chunks it found unchanged go through the span path
+    (``min_span`` 1: every whole learned chunk), and every run still equals the whole-selection functions."""
+    cut = data.draw(st.integers(0, len(messages)))
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    plan.min_span = data.draw(st.sampled_from([1, 2, MIN_SPAN]))
+    all_results = results_index(items)
+    orphan = items[cut].ordinal if cut < len(items) else math.inf
+    kept: list[int] = []
+    for turn in range(5):
+        if not turn or not data.draw(st.booleans()):  # (or the same items again: a copy of the last run)
+            kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
+        run = plan.run(kept, cut, orphan, all_results)
+        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
+        assert js_stringify(run.messages) == js_stringify(messages_out)
+        assert run.keys == keys
+        assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
+            (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
+        ]
+        assert run.fresh_messages() == [e.message for e in cleaned.entries if e.segment == FRESH]
+        assert run.cleaned.dropped_empty == cleaned.dropped_empty
+        assert run.cleaned.stripped_calls == cleaned.stripped_calls
+        assert run.cleaned.dropped_orphan_calls == cleaned.dropped_orphan_calls
+        assert run.cleaned.removed_tool_use_block_count == cleaned.removed_tool_use_block_count
+        assert run.cleaned.touched_assistant_message_count == cleaned.touched_assistant_message_count
+        assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
+        assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
+        assert run.repair.calls_removed == log.calls_removed
+        assert run.repair.dropped_assistants == log.dropped_assistants
+        assert run.repair.synthetic == log.synthetic
+        assert run.repair.moved_after_results == log.moved_after_results
+        learned = plan._unchanged
+        assert learned is not None and learned[:2] == (cut, orphan)
+        assert all(plan.unchanged_chunks(cut, orphan)[c] for c, flag in enumerate(learned[2]) if flag)
+
+
+def test_a_run_that_keeps_the_same_items_as_the_last_copies_its_outcome() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},
+        {"role": "assistant", "content": [{"type": "text", "text": "  "}]},
+        {"role": "user", "content": "more"},
+        {"role": "user", "content": "end"},
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    orphan = items[5].ordinal
+    first = plan.run([1, 3, 4], 5, orphan, all_results)  # the call kept without its result, a blank message
+    again = plan.run([1, 3, 4], 5, orphan, all_results)
+    assert isinstance(first.messages, SameMessages) and isinstance(again.messages, SameMessages)
+    assert again.messages.origin is first.messages.origin  # (the engine's memo answers the second from the first)
+    assert again.messages is not first.messages and again.keys is not first.keys
+    assert again.cleaned is not first.cleaned and again.repair is not first.repair
+    assert all(a is b for a, b in zip(again.messages, first.messages, strict=True))
+    assert again.keys == first.keys == ["o:2", "o:8", "o:10"]
+    assert again.cleaned.dropped_empty == first.cleaned.dropped_empty == {"o:6": "only blank text"}
+    assert again.cleaned.stripped_calls == first.cleaned.stripped_calls == {"o:2": [("a", "not-selected")]}
+    again.keys.append("mine")  # each run owns its lists
+    other = plan.run([0, 4], 5, orphan, all_results)  # other items: run, and tagged anew
+    assert isinstance(other.messages, SameMessages) and other.messages.origin is not first.messages.origin
+    assert other.keys == ["o:0", "o:8", "o:10"]
+    back = plan.run([1, 3, 4], 5, orphan, all_results)  # (only the last run is remembered: run again)
+    assert back.keys == ["o:2", "o:8", "o:10"] and back.messages.origin is not first.messages.origin
+    assert plan.run([1, 3], 4, items[4].ordinal, all_results).keys == ["o:2", "o:8", "o:10"]  # another cut
+    for kept, cut in (([1, 3, 4], 5), ([1, 3], 4), ([1, 3], 4)):
+        run = plan.run(kept, cut, items[cut].ordinal, all_results)
+        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
+        assert (js_stringify(run.messages), run.keys) == (js_stringify(messages_out), keys)
+        assert run.cleaned.dropped_empty == cleaned.dropped_empty
+        assert run.cleaned.stripped_calls == cleaned.stripped_calls
+        assert run.repair.synthetic == log.synthetic and run.repair.orphan_results == log.orphan_results

@@ -18,6 +18,7 @@ from ctxview.jsjson import js_stringify
 from ctxview.pipeline import SessionAssembler, save_pending_renders
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
+from tests.cache_files import payload_end
 
 
 def _warm(db: Path) -> tuple[list[str], list[ResolvedItem]]:
@@ -56,18 +57,10 @@ def test_messages_the_file_no_longer_gives_back_are_rendered_again(cache: Path, 
     cold, resolved = _warm(db)
     (path,) = sorted(cache.glob("*.renders"))
     data = bytearray(path.read_bytes())
-    end = _payload_end(data)
+    end = payload_end(data)
     for offset in range(end, len(data), 97):
         data[offset] ^= 0x5A
     with open(path, "r+b") as handle:  # (the same inode: the session's descriptor reads these bytes)
         handle.write(data)
         handle.truncate(end + (len(data) - end) * 2 // 3)
     assert [js_stringify(m) for m in messages_of(resolved)] == cold
-
-
-def _payload_end(data: bytes | bytearray) -> int:
-    """Where a cache file's checksummed payload ends and its packed messages begin."""
-    magic = render_cache._MAGIC
-    header_size = int.from_bytes(data[len(magic) : len(magic) + 8], "big")
-    start = len(magic) + 8 + header_size + 32
-    return start + 8 + int.from_bytes(data[start : start + 8], "big")

@@ -29,6 +29,7 @@ from ctxview.params_io import default_params
 from ctxview.pipeline import SessionAssembler, save_pending_renders
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
+from tests.cache_files import payload_end
 from tests.parity.corpus import corpus_cases, shared_corpus
 from tests.typed import typed
 
@@ -127,11 +128,7 @@ def test_a_changed_database_is_rendered_again(cache: Path, tmp_path: Path) -> No
 
 
 def _payload_end(path: Path) -> int:
-    """Where a cache file's checksummed payload ends and its tail (the packed messages) begins."""
-    data = path.read_bytes()
-    header_size = int.from_bytes(data[len(render_cache._MAGIC) : len(render_cache._MAGIC) + 8], "big")
-    start = len(render_cache._MAGIC) + 8 + header_size + 32
-    return start + 8 + int.from_bytes(data[start : start + 8], "big")
+    return payload_end(path.read_bytes())
 
 
 def test_a_damaged_cache_file_is_ignored(cache: Path, tmp_path: Path) -> None:

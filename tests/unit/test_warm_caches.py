@@ -11,6 +11,7 @@ and the lazy trace's fast columns must equal the fields of its decisions.
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,24 @@ def test_debug_record_is_deferred_until_stage_records(tmp_path_factory: pytest.T
     assert debug["freshTailCount"] == len([d for d in trace.decisions if d.segment == "fresh-tail"])
     assert trace.stage_records()["assembler"]["debug"] is debug  # built once
     assert list(trace.stages["assembler"])[-1] == "debug"
+
+
+@pytest.mark.parametrize("name", ["demo", "medium"])
+def test_a_prompt_typed_key_by_key_matches_cold_at_every_key(
+    name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The keystroke path: runs at one fresh tail learn which tool-id chunks come back unchanged, and a run that
+    keeps the same items as the one before copies its chunked outcome; every key's trace is still a cold run's."""
+    subj = subject(name, tmp_path_factory)
+    base = replace(
+        default_params(engine=True), token_budget=subj.total // 3, prompt_aware_eviction=True,
+        live_messages=subj.live, fresh_tail_count=4,
+    )
+    kept: list[list[int]] = []
+    for end in range(len("database migration") + 1):
+        params = replace(base, prompt="database migration"[:end])
+        warm = subj.warm.run(params)
+        assert_same(warm, cold_run(subj.path, params))
+        kept.append(warm.kept_ordinals)
+    assert any(a == b for a, b in pairwise(kept))  # (a key that changed nothing kept: the copied outcome)
+    assert any(a != b for a, b in pairwise(kept))

@@ -98,9 +98,12 @@ class ChunkPlan:
     # the last run that selected every item: (cut, orphan ordinal, all results, its outcome); the budget
     # sweep's runs at budgets from the whole session's size up each concatenate the same 100,000 outcomes
     _whole: tuple[int, float, Any, ChunkedRun] | None = None
+    # the last run that did not: (kept, cut, orphan ordinal, all results, its outcome)
+    _last: tuple[list[int], int, float, Any, ChunkedRun] | None = None
     # (cut, orphan ordinal, one byte per chunk): 1 where §7.1–§7.4 of the whole chunk at that cut is known to
-    # give its items' own messages back with nothing recorded (``unchanged_chunks`` of an earlier process)
-    _unchanged: tuple[int, float, bytes] | None = None
+    # give its items' own messages back with nothing recorded (``unchanged_chunks`` of an earlier process, or,
+    # as a bytearray, what runs at that cut learned: ``_flags_at``)
+    _unchanged: tuple[int, float, bytes | bytearray] | None = None
     kept_across: bool = False  # what this plan learned is written to (or was read from) ``sweep_cache``
     min_span: int = MIN_SPAN  # (tests set 1: every whole flagged chunk then goes through the span path)
 
@@ -136,13 +139,27 @@ class ChunkPlan:
     def run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         """§7.1–§7.4 over the items at positions ``kept`` (ascending) then ``cut`` … end (the fresh tail)."""
         if len(kept) != cut or (cut and (kept[0] != 0 or kept[-1] != cut - 1)):  # not every position before the cut
-            return self._run(kept, cut, orphan_ordinal, all_results)
+            return self._run_again(kept, cut, orphan_ordinal, all_results)
         whole = self._whole
         if whole is not None and whole[0] == cut and whole[1] == orphan_ordinal and whole[2] is all_results:
             return whole[3].copy()
         whole_run = self._run(kept, cut, orphan_ordinal, all_results).copy()
         self._whole = (cut, orphan_ordinal, all_results, whole_run)
         return whole_run.copy()
+
+    def _run_again(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
+        """``_run``; a run that keeps the same items as the one before (a keystroke often does) copies its outcome,
+        whose messages' list is then tagged as the same (the engine looks them up, and indexes their pairs, once)."""
+        last = self._last
+        if (
+            last is not None and last[1] == cut and last[2] == orphan_ordinal and last[3] is all_results
+            and last[0] == kept
+        ):
+            return last[4].copy()
+        outcome = self._run(kept, cut, orphan_ordinal, all_results)
+        outcome.messages = SameMessages(outcome.messages, object())  # (kept here: the caller gets a copy)
+        self._last = (list(kept), cut, orphan_ordinal, all_results, outcome)
+        return outcome.copy()
 
     def _run(self, kept: Sequence[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkedRun:
         if len(self._groups) > self.limit:
@@ -152,8 +169,7 @@ class ChunkPlan:
         start = self.start
         evictable_single = self._evictable_single
         fresh_single = self._fresh_single
-        known = self._unchanged
-        unchanged = known[2] if known is not None and known[0] == cut and known[1] == orphan_ordinal else None
+        unchanged = self._flags_at(cut, orphan_ordinal)
         entries: list[Entry] = []
         messages: list[Any] = []
         keys: list[Any] = []
@@ -189,7 +205,7 @@ class ChunkPlan:
                     if unchanged is not None and unchanged[chunk]:
                         outcome = singles[position] = self._unchanged_outcome([position], cut)
                     else:
-                        outcome = singles[position] = self._outcome([position], cut, orphan_ordinal, all_results)
+                        outcome = singles[position] = self._learned([position], cut, orphan_ordinal, all_results)
                 at += 1
             else:
                 members: list[int] = []
@@ -204,7 +220,7 @@ class ChunkPlan:
                     if unchanged is not None and unchanged[chunk] and len(members) == end - start[chunk]:
                         outcome = self._groups[key2] = self._unchanged_outcome(members, cut)
                     else:
-                        outcome = self._groups[key2] = self._outcome(members, cut, orphan_ordinal, all_results)
+                        outcome = self._groups[key2] = self._learned(members, cut, orphan_ordinal, all_results)
             entries.extend(outcome.entries)
             messages.extend(outcome.messages)
             keys.extend(outcome.keys)
@@ -215,6 +231,36 @@ class ChunkPlan:
         if fresh_from < 0:
             fresh_from = len(entries)
         return ChunkedRun(_merge_cleaned(entries, cleaned_parts), _merge_logs(logs), messages, keys, fresh_from)
+
+    def _flags_at(self, cut: int, orphan_ordinal: float) -> bytearray:
+        """The chunks known unchanged at this cut (told by ``assume_unchanged`` or learned by runs at it); a
+        run at another cut starts learning afresh.  Learned flags let a keystroke's run append the long
+        stretches of whole chunks an earlier run found unchanged in one go (the span path)."""
+        known = self._unchanged
+        if known is not None and known[0] == cut and known[1] == orphan_ordinal:
+            flags = known[2]
+            if isinstance(flags, bytearray):
+                return flags
+        else:
+            flags = bytes(len(self.start))
+        learning = bytearray(flags)
+        self._unchanged = (cut, orphan_ordinal, learning)
+        return learning
+
+    def _learned(self, members: list[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkOutcome:
+        """``_outcome``, and whether the members (when a whole chunk) came back unchanged, learned at ``cut``."""
+        outcome = self._outcome(members, cut, orphan_ordinal, all_results)
+        first = members[0]
+        chunk = self.chunk_of[first]
+        end = self.stop[chunk]
+        known = self._unchanged
+        if (
+            len(members) == end - first and self.start[chunk] == first and known is not None
+            and known[0] == cut and known[1] == orphan_ordinal and isinstance(known[2], bytearray)
+            and _gives_back(outcome, self.items[first:end])
+        ):
+            known[2][chunk] = 1
+        return outcome
 
     def _unchanged_span(self, positions: list[int], at: int, unchanged: bytes) -> int:
         """The end (an index into ``positions``) of the longest run of whole chunks flagged ``unchanged`` from
@@ -346,6 +392,28 @@ class ChunkPlan:
         return ChunkOutcome(
             cleaned.entries, messages, keys, cleaned if recorded else None, log if logged else None
         )
+
+
+def _gives_back(outcome: ChunkOutcome, members: Sequence[ResolvedItem]) -> bool:
+    """The outcome is the members' own messages and keys, in order, with nothing cleaned up or repaired (what
+    ``ChunkPlan._extend_unchanged`` appends for a flagged chunk)."""
+    messages = outcome.messages
+    entries = outcome.entries
+    if outcome.cleaned is not None or outcome.log is not None or not len(messages) == len(members) == len(entries):
+        return False
+    if len(members) == 1:  # (most chunks)
+        item = members[0]
+        entry = entries[0]
+        return (
+            messages[0] is item.stored_message and entry.message is messages[0] and entry.item is item
+            and outcome.keys[0] == item.key
+        )
+    return (
+        all(map(operator.is_, messages, [item.stored_message for item in members]))
+        and outcome.keys == [item.key for item in members]
+        and all(map(operator.is_, [e.message for e in entries], messages))
+        and all(map(operator.is_, [e.item for e in entries], members))
+    )
 
 
 def _merge_cleaned(entries: list[Entry], parts: list[Cleaned]) -> Cleaned:

@@ -14,7 +14,7 @@ import operator
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise, repeat
+from itertools import accumulate, repeat
 from typing import Any, overload
 
 from ctxview.assembly.focus import FocusOverlay, apply_focus_overlay
@@ -178,16 +178,18 @@ def shape_of(static: SessionStatic, resolved: list[ResolvedItem]) -> Shape:
 
 def _build_shape(static: SessionStatic) -> Shape:
     items = static.overlay.items
-    raw_count = sum(1 for item in items if item.is_message)
-    summary_count = sum(1 for item in items if not item.is_message and not item.is_focus_brief)
+    # (list comprehensions and C-speed passes: this runs on the first trace of a session, 100,000 items)
+    raw_count = [item.is_message for item in items].count(True)
+    focus_items = tuple(item for item in items if item.is_focus_brief)
+    summary_count = len(items) - raw_count - [item.is_message for item in focus_items].count(False)
     ordinals = [item.ordinal for item in items]
-    if any(a > b for a, b in pairwise(ordinals)):
+    if any(map(operator.gt, ordinals, ordinals[1:])):
         ordinals = []  # not in ordinal order (a hand-made session): no prefix/suffix shortcut
     shape = Shape(
         stats={"rawMessageCount": raw_count, "summaryCount": summary_count, "totalContextItems": len(items)},
-        focus_items=tuple(item for item in items if item.is_focus_brief),
+        focus_items=focus_items,
         ordinals=ordinals,
-        prefix_tokens=array("q", accumulate((item.tokens for item in items), initial=0)),
+        prefix_tokens=array("q", accumulate([item.tokens for item in items], initial=0)),
     )
     return shape
 
