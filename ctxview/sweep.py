@@ -28,9 +28,10 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ctxview import sweep_cache
@@ -94,17 +95,32 @@ def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
+    That size is measured by a run at the item total, unless an earlier sweep of this database
+    state with the same params kept it (``sweep_cache.known_cut``).
     """
+    # (collector paused throughout: the runs' traces it drops are freed as they go, and what lives on, the top
+    # trace kept for the sweep, is frozen rather than walked by the first collection after: ~0.15 s at 100,000)
+    with gc_paused(keep=True):
+        return _range_runs(assembler, params)
+
+
+def _range_runs(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
+    reserved = max(0, params.reserved_tokens)
     sweep_cache.prime(assembler, params)  # what an earlier sweep of this database state learned at the top
+    known = sweep_cache.known_cut(assembler, top_params)  # (that run's own outcome, kept: it is not run again)
+    if known is not None:
+        _remember(None)
+        return low, known + reserved
     top = _run(assembler, top_params)
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
         before = clamp.get("serializedTokensBefore")
-        if isinstance(before, int) and before > high - max(0, params.reserved_tokens):
+        if isinstance(before, int) and before > high - reserved:
+            sweep_cache.note_cut(assembler, top_params, before)
             _remember(None)
-            return low, before + max(0, params.reserved_tokens)
+            return low, before + reserved
     _remember((assembler.session, top_params, top))  # the sweep's top exact run, usually: run once, not twice
     return low, high
 
@@ -224,10 +240,13 @@ def sweep(
 
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
-        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys))
+        whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
+        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole))
     else:
-        with gc_paused():  # (between the runs too: a collection there would walk the last run's objects)
-            for budget in pending:
+        # (between the runs too: a collection there would walk the last run's objects; and what lives on, the top
+        # trace and what the runs added to the session's caches, is frozen rather than walked once they are done)
+        with gc_paused(keep=True):
+            for budget in reversed(pending):  # (the largest first, as a forked share: the whole session warms them all)
                 trace = _run(assembler, replace(params, token_budget=budget))
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
@@ -292,19 +311,21 @@ def _sent_budgets(ran: list[tuple[int, _ExactRun]]) -> tuple[dict[str, int | Non
         return _sent_budgets_by_key(ran)
     count = len(keys)
     ones = int.from_bytes(b"\x01" * count, "big")
-    last_unsent = [-1] * count  # per key: the index in ``ran`` of the last run that does not send it
+    # per key: 1 + the index in ``ran`` of the last run that does not send it (0: every run sends it)
+    after_last = [0] * count
     sent = int.from_bytes(ran[-1][1].kept, "big")
-    for position in compress(range(count), (ones & ~sent).to_bytes(count, "big")):
-        last_unsent[position] = len(ran) - 1
+    positions = range(count)
+    deque(map(after_last.__setitem__, compress(positions, (ones & ~sent).to_bytes(count, "big")), repeat(len(ran))),
+          maxlen=0)  # (C loops)
     for index in range(len(ran) - 2, -1, -1):
         still = sent & int.from_bytes(ran[index][1].kept, "big")
-        for position in compress(range(count), (sent & ~still).to_bytes(count, "big")):
-            last_unsent[position] = index  # sent at every larger run, not at this one
+        newly = compress(positions, (sent & ~still).to_bytes(count, "big"))  # sent at every larger run, not here
+        deque(map(after_last.__setitem__, newly, repeat(index + 1)), maxlen=0)
         sent = still
-    budgets = [budget for budget, _ in ran]
-    top = len(ran) - 1
-    sent_from = dict(zip(keys, [None if i == top else budgets[i + 1] for i in last_unsent], strict=True))
-    sent_after = dict(zip(keys, [None if i < 0 else budgets[i] for i in last_unsent], strict=True))
+    budgets: list[int | None] = [budget for budget, _ in ran]
+    # sent from the run after the last unsent one (None: the largest does not send it); after that one (None: none)
+    sent_from = dict(zip(keys, map([*budgets, None].__getitem__, after_last), strict=True))
+    sent_after = dict(zip(keys, map([None, *budgets].__getitem__, after_last), strict=True))
     return sent_from, sent_after
 
 
@@ -441,8 +462,7 @@ def _kept_mask(decisions: Any) -> bytes:
         if known is None or known[0] is not base:
             known = _BASE_KEPT = (base, bytes(map(KEPT_OUTCOMES.__contains__, base)))
     mask = bytearray(known[1])
-    for position, kept in zip(changes, map(KEPT_OUTCOMES.__contains__, changes.values()), strict=True):
-        mask[position] = kept
+    deque(map(mask.__setitem__, changes, map(KEPT_OUTCOMES.__contains__, changes.values())), maxlen=0)  # (C loop)
     mask.extend(map(KEPT_OUTCOMES.__contains__, extra))
     return bytes(mask)
 
@@ -469,15 +489,27 @@ def _run_one(budget: int) -> tuple[int, _ExactRun, bool]:
     return budget, run, same
 
 
-def _shares(budgets: list[int], count: int) -> list[list[int]]:
-    """``budgets`` dealt into ``count`` shares of about equal budget sums (a run costs more the more it keeps),
-    largest first; the first share gets the largest budget."""
+def _shares(budgets: list[int], count: int, whole: int | None = None) -> list[list[int]]:
+    """``budgets`` dealt into ``count`` shares of about equal cost, largest first; the first share gets the largest
+    budget.
+
+    A run costs more the more it keeps: about its budget, up to ``whole`` (the whole session's size: from
+    there on every item is selected).  Runs from ``whole`` up go together, to the first share: the first of
+    them cleans up every chunk and indexes every pair, and the others of its process reuse that (each costs
+    about a third of the first); the runs below are dealt to the lightest share, the largest first.
+    """
     shares: list[list[int]] = [[] for _ in range(count)]
-    sums = [0] * count
-    for budget in sorted(budgets, reverse=True):
+    sums = [0.0] * count
+    ordered = sorted(budgets, reverse=True)
+    if whole is not None and count > 1:
+        above = [budget for budget in ordered if budget >= whole]
+        shares[0].extend(above)
+        sums[0] = whole * (1 + (len(above) - 1) / 3) if above else 0.0
+        ordered = [budget for budget in ordered if budget < whole]
+    for budget in ordered:
         lightest = sums.index(min(sums))
         shares[lightest].append(budget)
-        sums[lightest] += budget
+        sums[lightest] += budget if whole is None else min(budget, whole)
     return shares
 
 
@@ -489,6 +521,7 @@ def _exact_runs_forked(
     report: _Progress,
     keep: Callable[[int, Trace], None],
     plan_keys: list[str],
+    whole: int | None = None,
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
     equal cost; this process runs the share with the largest budget (``keep`` sees its traces).
@@ -497,7 +530,7 @@ def _exact_runs_forked(
 
     global _FORKED
     workers = min(workers, len(budgets))
-    own, *others = _shares(budgets, workers)
+    own, *others = _shares(budgets, workers, whole)
     _FORKED = (assembler, params, plan_keys)
     gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: the session lives on)
     outcomes: dict[int, _ExactRun] = {}
@@ -565,10 +598,13 @@ class _Plan:
         order = asm.selection_order()
         # an evictable item is kept at every budget that fits it and everything before it in the walk
         # (the greedy walk may keep it earlier by skipping a larger one; only the exact runs show that)
-        thresholds = {
-            key: max(1, needed + base + reserved)
-            for key, needed in zip(order.keys, accumulate(order.tokens), strict=True)
-        }
+        offset = base + reserved
+        if offset >= 1 and min(order.tokens, default=0) >= 0:  # (every sum ≥ 1 already: made at C speed)
+            thresholds = dict(zip(order.keys, map(offset.__add__, accumulate(order.tokens)), strict=True))
+        else:
+            thresholds = {
+                key: max(1, needed + offset) for key, needed in zip(order.keys, accumulate(order.tokens), strict=True)
+            }
         # fresh-tail and focus items are kept at any budget: from the fresh-tail size on
         for key, segment in zip(column(asm.decisions, "key"), column(asm.decisions, "segment"), strict=True):
             if segment in ("fresh-tail", "focus") and key not in thresholds:

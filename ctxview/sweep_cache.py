@@ -16,6 +16,13 @@ code (the render cache's digest and one over the modules these values come from)
 checksum holds; anything else, or any failure, means the values are computed as usual.  Chunks
 are taken only at the cut they were flagged at; a chunk not flagged is cleaned up as before.
 ``CTXVIEW_CACHE=off`` turns it off with the render cache.
+
+A small file beside it (``CUT_SUFFIX``) keeps where the serialized clamp cut at the top of a range
+(``sweep.budget_range``): when the clamp cuts at the whole session's assembler size, the range's top
+is the serialized size before that cut, which only a run at the whole session measures.  Kept per
+run (every parameter and the source of every core module, not only of those above) as soon as a
+sweep learns it, it saves the next sweep of the same database state with the same parameters that
+run: its budgets are known without it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
+import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
@@ -40,6 +49,9 @@ FORMAT = 1
 _NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
 _MAGIC = b"ctxview-sweep\n"
+CUT_SUFFIX = ".sweepcut"
+_CUT_MAGIC = b"ctxview-sweep-cut\n"
+CUTS_KEPT = 64  # runs per file (the newest)
 
 # the modules whose rules the kept values follow: clean-up, repair, chunking, the engine's measures
 _SOURCES = (
@@ -52,6 +64,40 @@ _SOURCES = (
 @functools.cache
 def _code_version() -> str:
     return render_cache.sources_digest(f"{FORMAT}\0{render_cache._code_version()}", _SOURCES)
+
+
+@functools.cache
+def _run_code_version() -> str:
+    """A digest of every core module's source (all but the TUI's): a whole run may depend on any of them."""
+    import ctxview
+
+    root = Path(ctxview.__file__).resolve().parent
+    digest = hashlib.sha256(_code_version().encode())
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == "tui":
+            continue
+        digest.update(f"\0{relative.as_posix()}\0".encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()
+
+
+def _run_key(params: Params) -> str | None:
+    """What identifies a run of a session (with the file's header): every parameter and the code; None where
+    a parameter reads something outside the database (a citations file) or does not print the same twice."""
+    if params.citations_path is not None:
+        return None
+    text = repr(params)
+    if " at 0x" in text:
+        return None
+    return hashlib.sha256(f"{_run_code_version()}\0{text}".encode()).hexdigest()
+
+
+# per engine memo (one per loaded session and engine line): run key → the serialized size before the clamp's cut
+_CUTS: weakref.WeakKeyDictionary[SerializedCache, dict[str, int]] = weakref.WeakKeyDictionary()
 
 
 class _Target:
@@ -93,6 +139,60 @@ def _target(assembler: SessionAssembler, params: Params) -> _Target | None:
         return _Target(assembler, params)
     except JSError:  # the engine cannot resolve this session: nothing to keep
         return None
+
+
+def known_cut(assembler: SessionAssembler, params: Params) -> int | None:
+    """The serialized size before the clamp's cut (``serializedTokensBefore``) of the run at ``params``, as
+    ``note_cut`` told it in this process or in an earlier one for this database state; None: not known."""
+    target = _target(assembler, params)
+    key = _run_key(params) if target is not None else None
+    if target is None or key is None:
+        return None
+    return _cuts(target).get(key)
+
+
+def note_cut(assembler: SessionAssembler, params: Params, before: int) -> bool:
+    """Keep the clamp's cut of the run at ``params``, in this process and in the file (False: not written)."""
+    target = _target(assembler, params)
+    key = _run_key(params) if target is not None else None
+    if target is None or key is None:
+        return False
+    cuts = _cuts(target)
+    cuts.pop(key, None)
+    cuts[key] = before  # (the newest last)
+    while len(cuts) > CUTS_KEPT:
+        del cuts[next(iter(cuts))]
+    try:
+        render_cache.write_entry(_cut_path(target), _CUT_MAGIC, target.header, marshal.dumps(cuts))
+        render_cache.prune(target.directory, CUT_SUFFIX)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _cut_path(target: _Target) -> Path:
+    return target.path.with_suffix(CUT_SUFFIX)
+
+
+def _cuts(target: _Target) -> dict[str, int]:
+    """The cuts known for the target's session and line: read from its file on first use."""
+    cuts = _CUTS.get(target.memo)
+    if cuts is None:
+        cuts = _CUTS[target.memo] = _read_cuts(target)
+    return cuts
+
+
+def _read_cuts(target: _Target) -> dict[str, int]:
+    payload = render_cache.read_entry(_cut_path(target), _CUT_MAGIC, target.header)
+    if payload is None:
+        return {}  # none, or of another database state, code, time zone or engine line, or damaged
+    try:
+        stored = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(stored, dict) or not all(type(k) is str and type(v) is int for k, v in stored.items()):
+        return {}
+    return stored
 
 
 def prime(assembler: SessionAssembler, params: Params) -> bool:

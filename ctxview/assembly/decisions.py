@@ -292,10 +292,20 @@ class PrefixIndex(Mapping[int, int]):
 class RunLookups:
     """Per-run lookups every chunk of decisions needs (built on the first chunk)."""
 
-    output_index: dict[str, int]
+    keys: list[str | None]  # the run's output keys (``output_index`` is made from them when first read)
     evict_index: Mapping[int, int]
     effective: dict[int, ResolvedItem]  # id(canonical item) → the copy assembled in its place (a stub)
     touched: set[str]  # keys clean-up or the pairing repair changed
+    _output_index: dict[str, int] | None = None
+
+    @property
+    def output_index(self) -> dict[str, int]:
+        """Key → its last position in the output: made when first read (the whole-trace columns, a budget
+        sweep's kept masks, never read it: 100,000 keys mapped per run for nothing)."""
+        index = self._output_index
+        if index is None:
+            index = self._output_index = {key: i for i, key in enumerate(self.keys) if key is not None}
+        return index
 
 
 _stub_of = attrgetter("stub_of")  # (an item object is always true: compress keeps the stubs)
@@ -326,7 +336,7 @@ def run_lookups(run: RunRecord) -> RunLookups:
     if prep is None:
         evict_index, effective = _evictable_lookups(run)  # (never modified: shared between runs)
         prep = run.prep = RunLookups(
-            output_index={key: i for i, key in enumerate(run.keys) if key is not None},
+            keys=run.keys,
             evict_index=evict_index,
             effective=effective,
             touched=(

@@ -588,7 +588,7 @@ async def test_the_sweep_shows_progress_and_escape_cancels_it(demo_db, assembler
 
         def slow(params):
             calls.append(params.token_budget)
-            if params.token_budget == exact[1]:  # the sweep's second exact run waits
+            if params.token_budget == exact[-3]:  # the sweep's second exact run (largest first) waits
                 release.wait(10)
             return real_run(params)
 
@@ -606,7 +606,7 @@ async def test_the_sweep_shows_progress_and_escape_cancels_it(demo_db, assembler
         assert app.screen is screen and screen.min_budgets is None  # cancelled: nothing from it is kept
         release.set()
         await settle(pilot)
-        assert calls[-2:] == exact[:2]  # it stopped before its third exact run
+        assert calls[-2:] == [exact[-2], exact[-3]]  # it stopped before its third exact run
         await pilot.press("plus")  # and the inspector assembles again
         await settle(pilot)
         assert screen.trace.summary.token_budget == 2200

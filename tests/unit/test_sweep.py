@@ -265,9 +265,9 @@ def test_the_range_top_run_is_the_sweep_top_run(medium: SessionAssembler) -> Non
     assert counting.budgets == [params.token_budget, budgets[-1]]
     reused = sweep(counting, params, budgets, runs=4, workers=1)  # type: ignore[arg-type]
     ran = [b for b, final in zip(budgets, reused.final_tokens, strict=True) if final is not None]
-    assert counting.budgets[2:] == ran[:-1]  # every exact run but the top, which the range made
+    assert counting.budgets[2:] == ran[-2::-1]  # every exact run but the top, which the range made, largest first
     again = sweep(counting, params, budgets, runs=4, workers=1)  # type: ignore[arg-type]
-    assert counting.budgets[2 + 3 :] == ran  # handed out once: this sweep runs the top itself
+    assert counting.budgets[2 + 3 :] == ran[::-1]  # handed out once: this sweep runs the top itself
     assert reused.top_trace is not None and again.top_trace is not None
     assert reused.top_trace.summary == again.top_trace.summary
     assert list(reused.top_trace.decisions) == list(again.top_trace.decisions)
@@ -280,14 +280,14 @@ def test_the_range_top_run_is_not_used_for_other_params_or_budgets(medium: Sessi
     budgets = default_budgets(counting, MODES[1], points=5)  # type: ignore[arg-type]
     other = replace(MODES[1], fresh_tail_count=17)
     sweep(counting, other, budgets, runs=2, workers=1)  # type: ignore[arg-type]
-    assert counting.budgets[2:] == [budgets[0], budgets[-1]]
+    assert counting.budgets[2:] == [budgets[-1], budgets[0]]  # (the largest first)
     # with the engine step the serialized clamp still cuts at the item total, so the range goes on to the
     # serialized size: the run at the item total is not a run of the sweep, which makes its own top run
     counting.budgets.clear()
     budgets = default_budgets(counting, MODES[2], points=5)  # type: ignore[arg-type]
     assert counting.budgets[1] < budgets[-1]
     sweep(counting, MODES[2], budgets, runs=2, workers=1)  # type: ignore[arg-type]
-    assert counting.budgets[2:] == [budgets[0], budgets[-1]]
+    assert counting.budgets[2:] == [budgets[-1], budgets[0]]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -324,6 +324,15 @@ def test_shares_of_about_equal_budget_sums() -> None:
     assert _shares([10, 50, 20, 40, 30], 2) == [[50, 20, 10], [40, 30]]
     assert _shares([7], 2) == [[7], []]
     assert _shares([3, 2, 1], 1) == [[3, 2, 1]]
+
+
+def test_shares_keep_the_runs_that_select_every_item_together() -> None:
+    # from 5 on every item is selected: those runs go to the first share (the first of them costs about 5, each
+    # other a third of that), the others are dealt by cost (their budget) to the lightest share
+    assert _shares([9, 7, 5, 3, 2, 1], 2, whole=5) == [[9, 7, 5], [3, 2, 1]]
+    assert _shares([9, 4, 3, 2], 2, whole=5) == [[9, 2], [4, 3]]
+    assert _shares([4, 3], 2, whole=5) == [[4], [3]]  # (none that high: the largest still goes first)
+    assert _shares([9, 7], 1, whole=5) == [[9, 7]]
 
 
 def test_a_cancelled_sweep_keeps_no_remembered_run(medium: SessionAssembler) -> None:

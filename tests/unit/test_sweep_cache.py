@@ -10,6 +10,7 @@ unchanged are not cleaned up again.  A file of another state, or a damaged one, 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ import pytest
 from ctxview import sweep_cache
 from ctxview.assembly.incremental import chunked_repair
 from ctxview.assembly.incremental.static import chunk_plan_of, static_of
+from ctxview.assembly.volatile import RETRY_MARKER
 from ctxview.jsjson import js_stringify
-from ctxview.model import Params
+from ctxview.model import Params, Trace
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
@@ -153,3 +155,44 @@ def test_nothing_is_kept_for_a_session_the_render_cache_does_not_keep(
     monkeypatch.setenv("CTXVIEW_CACHE", "off")
     _swept(_load(db))
     assert not cache.exists() or _sweep_files(cache) == []
+
+
+def test_a_range_top_the_clamp_cut_is_kept_per_run_and_not_run_again(
+    cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    budgets: list[int] = []
+    original = SessionAssembler.run
+
+    def counted(self: SessionAssembler, params: Params) -> Trace:
+        budgets.append(params.token_budget)
+        return original(self, params)
+
+    monkeypatch.setattr(SessionAssembler, "run", counted)
+    computed = _swept(_load(db))
+    at_items = computed.total_tokens  # the range's first top: the session's assembler size (nothing reserved)
+    top = replace(PARAMS, token_budget=at_items)
+    assert at_items in budgets and at_items not in computed.budgets  # the clamp cut there: the range goes on
+    first_runs = list(budgets)
+    (cut_file,) = sorted(name for name in os.listdir(cache) if name.endswith(sweep_cache.CUT_SUFFIX))
+
+    second = _load(db)  # (another load: what it knows comes from the file)
+    assert sweep_cache.known_cut(second, top) == computed.budgets[-1]
+    budgets.clear()
+    _same(_swept(second), computed)
+    assert sorted(budgets) == sorted(b for b in first_runs if b != at_items)  # that one run less
+
+    os.remove(cache / cut_file)  # without the file: run again, and written again
+    budgets.clear()
+    _same(_swept(_load(db)), computed)
+    assert sorted(budgets) == sorted(first_runs)
+    assert sweep_cache.known_cut(_load(db), top) == computed.budgets[-1]
+
+    # other params (a live input the engine appends: nothing is cut at the top) are not given that top
+    live = replace(PARAMS, live_messages=({"role": "user", "content": RETRY_MARKER + "\n" + "word " * 2000},))
+    other = _load(db)
+    assert sweep_cache.known_cut(other, replace(live, token_budget=at_items)) is None
+    moved = sweep_session(other, live, points=9, runs=4, workers=1)
+    monkeypatch.setenv("CTXVIEW_CACHE", "off")
+    plain = sweep_session(_load(db), live, points=9, runs=4, workers=1)
+    _same(moved, plain)
+    assert plain.budgets[-1] != computed.budgets[-1]
