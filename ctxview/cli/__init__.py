@@ -17,9 +17,15 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from ctxview.cli.common import DEFAULTS_HELP, Parser
-from ctxview.errors import CtxviewError
-from ctxview.gc_pause import gc_paused
+from ctxview import dataclass_code
+
+# before any module of ours defines a dataclass: their methods compile once, not on every start; the command's
+# process only (a program importing ctxview as a library keeps its ``dataclasses`` as it was)
+dataclass_code.install()
+
+from ctxview.cli.common import DEFAULTS_HELP, Parser  # noqa: E402
+from ctxview.errors import CtxviewError  # noqa: E402
+from ctxview.gc_pause import gc_paused  # noqa: E402
 
 # subcommand -> its module, in the order the inspector's --help lists them
 SUBCOMMANDS: dict[str, str] = {

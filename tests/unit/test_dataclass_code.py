@@ -117,3 +117,18 @@ def test_ctxview_compiles_its_dataclasses_through_the_cache() -> None:
     else:
         assert dataclasses.exec == installed.exec  # type: ignore[attr-defined]
         assert dataclass_code.install() is installed
+
+
+@pytest.mark.parametrize(("imported", "patched"), [("ctxview.store", False), ("ctxview.cli", True)])
+def test_only_the_command_line_installs_the_cache(imported: str, patched: bool) -> None:
+    """A program that imports ctxview as a library keeps ``dataclasses`` as it was; the command's process
+    compiles through the cache."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "CTXVIEW_DATACLASS_CODE"}
+    out = subprocess.run(
+        [sys.executable, "-c", f"import {imported}, dataclasses; print('exec' in vars(dataclasses))"],
+        capture_output=True, text=True, check=True, env=env,
+    )
+    assert out.stdout.strip() == str(patched)
