@@ -82,6 +82,8 @@ OPTIONAL: dict[str, tuple[str, ...]] = {
 
 # Tables the engine creates and ctxview reads: a view or virtual table in their place was not written by it.
 _T = TypeVar("_T")
+# in-context summary ids bound as parameters up to this many (SQLite builds before 3.32 allow 999 per statement)
+BOUND_IDS = 900
 ENGINE_TABLES = (*REQUIRED, "large_files", "focus_briefs", "conversation_compaction_maintenance",
                  "conversation_bootstrap_state")
 
@@ -722,16 +724,30 @@ class LcmStore:
         renders.render_from(messages, rule)
         return rule, renders
 
+    def _summary_scope(self, cid: int) -> tuple[str, tuple[Any, ...]] | None:
+        """The conversation's in-context summary ids as an ``IN (…)`` list and its parameters; None: there are
+        none.  The ids themselves where they are few: each of the queries below would otherwise scan every
+        context item for them (three scans of 100,000 rows for 15 ids); the subquery where they are many."""
+        ids = [row[0] for row in self._query(f"SELECT DISTINCT summary_id FROM ({self._context_summaries})", (cid,))]
+        if not ids:
+            return None
+        if len(ids) > BOUND_IDS:
+            return self._context_summaries, (cid,)
+        return ", ".join("?" * len(ids)), tuple(ids)  # (bound as read: the same values and storage classes)
+
     def _load_summaries(self, cid: int, warnings: list[str]) -> dict[str, SummaryRow]:
         t = "summaries"
-        in_context = self._context_summaries
+        scope = self._summary_scope(cid)
+        if scope is None:
+            return {}
+        in_context, in_params = scope
         rows = self._query(
             f"SELECT s.summary_id, s.kind, s.depth, s.content, {self._col(t, 'token_count', 's')},"
             f" {self._col(t, 'earliest_at', 's')}, {self._col(t, 'latest_at', 's')},"
             f" {self._col(t, 'descendant_count', 's')}, {self._col(t, 'created_at', 's')},"
             f" {self._col(t, 'file_ids', 's')}, {self._col(t, 'model', 's')}"
             f" FROM summaries s WHERE s.summary_id IN ({in_context})",
-            (cid,),
+            in_params,
         )
         if not rows:
             return {}
@@ -743,7 +759,7 @@ class LcmStore:
             " EXISTS(SELECT 1 FROM summaries x WHERE x.summary_id = sp.parent_summary_id)"
             f" FROM summary_parents sp WHERE sp.summary_id IN ({in_context})"
             " ORDER BY sp.summary_id, sp.ordinal",
-            (cid,),
+            in_params,
         ):
             linked = True
             if exists:
@@ -754,12 +770,12 @@ class LcmStore:
         if linked:
             for sid, parent in self._query("SELECT summary_id, parent_summary_id FROM summary_parents"):
                 edges.setdefault(_text(sid) or "", []).append(_text(parent) or "")
-        scope = "" if linked else f" WHERE sm.summary_id IN ({in_context})"
+        within = "" if linked else f" WHERE sm.summary_id IN ({in_context})"
         direct: dict[str, int] = {}
         for sid, max_seq in self._query(
             "SELECT sm.summary_id, MAX(m.seq) FROM summary_messages sm"
-            f" JOIN messages m ON m.message_id = sm.message_id{scope} GROUP BY sm.summary_id",
-            () if linked else (cid,),
+            f" JOIN messages m ON m.message_id = sm.message_id{within} GROUP BY sm.summary_id",
+            () if linked else in_params,
         ):
             seq = _int(max_seq)
             if seq is not None:
@@ -768,7 +784,7 @@ class LcmStore:
         for sid, mid in self._query(
             "SELECT sm.summary_id, sm.message_id FROM summary_messages sm"
             f" WHERE sm.summary_id IN ({in_context}) ORDER BY sm.summary_id, sm.ordinal",
-            (cid,),
+            in_params,
         ):
             source = _int(mid)
             if source is not None:

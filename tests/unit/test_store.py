@@ -279,3 +279,37 @@ def test_many_messages_load_in_one_pass(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - started
     assert len(session.messages) == n and session.messages[n].parts[0].text_content == f"message {n - 1}"
     assert elapsed < 20  # one query per table; per-row queries would take minutes here
+
+
+@pytest.mark.parametrize("linked", [True, False])
+def test_summaries_read_by_bound_ids_are_those_the_subquery_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: bool
+) -> None:
+    """The in-context summary ids are bound as parameters when few (one scan of the context items, not one
+    per query); with many, the queries keep the subquery.  Both read the same summaries, lineage and sources,
+    with a summary in context twice and one whose id is stored as a blob."""
+    path = tmp_path / "s.db"
+    with LcmDbWriter(path) as w:
+        m = [w.message("user", f"m{i}", in_context=False) for i in range(4)]
+        w.summary("leaf_a", "a", source_messages=[m[0], m[1]], in_context=not linked)
+        w.summary("leaf_b", "b", source_messages=[m[3], m[2]])
+        if linked:
+            w.summary("top", "top", kind="condensed", depth=1, parents=["leaf_a"], source_messages=[m[1]])
+        w.summary("twice", "twice")
+        w.conn.execute("PRAGMA foreign_keys=OFF")
+        w.conn.execute("INSERT INTO context_items (conversation_id, ordinal, item_type, summary_id)"
+                       " VALUES (1, 90, 'summary', 'twice')")
+        w.conn.execute("INSERT INTO summaries (summary_id, conversation_id, kind, depth, content, token_count)"
+                       " VALUES (CAST('blob_id' AS BLOB), 1, 'leaf', 0, 'blob', 3)")
+        w.conn.execute("INSERT INTO context_items (conversation_id, ordinal, item_type, summary_id)"
+                       " VALUES (1, 91, 'summary', CAST('blob_id' AS BLOB))")
+
+    def summaries(bound: int) -> dict[str, object]:
+        monkeypatch.setattr("ctxview.store.BOUND_IDS", bound)
+        with LcmStore(path) as store:
+            return dict(store.load_session().summaries)
+
+    bound, subquery = summaries(900), summaries(0)
+    assert bound == subquery
+    assert {"leaf_b", "twice", "blob_id"} <= set(bound)
+    assert bound["leaf_b"].source_message_ids == (m[3], m[2])
