@@ -77,6 +77,32 @@ def results_index(items: list[ResolvedItem]) -> dict[str, list[int]]:
     return out
 
 
+def assert_as_whole_selection(
+    run: Any, items: list[ResolvedItem], kept: list[int], cut: int, all_results: dict[str, list[int]]
+) -> None:
+    """``run`` gives what the whole-selection functions give for the same selection: messages, keys, the
+    clean-up's entries and records, and the repair's."""
+    cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
+    assert js_stringify(run.messages) == js_stringify(messages_out)
+    assert run.keys == keys
+    assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
+        (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
+    ]
+    assert run.fresh_messages() == [e.message for e in cleaned.entries if e.segment == FRESH]
+    ours, theirs = run.cleaned, cleaned
+    assert ours.removed_tool_use_block_count == theirs.removed_tool_use_block_count
+    assert ours.touched_assistant_message_count == theirs.touched_assistant_message_count
+    assert ours.stripped_calls == theirs.stripped_calls
+    assert ours.dropped_orphan_calls == theirs.dropped_orphan_calls
+    assert ours.dropped_empty == theirs.dropped_empty
+    assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
+    assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
+    assert run.repair.calls_removed == log.calls_removed
+    assert run.repair.dropped_assistants == log.dropped_assistants
+    assert run.repair.synthetic == log.synthetic
+    assert run.repair.moved_after_results == log.moved_after_results
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), messages=st.lists(message(), min_size=1, max_size=14))
 def test_chunked_run_equals_the_whole_selection(data: st.DataObject, messages: list[dict[str, Any]]) -> None:
@@ -87,26 +113,7 @@ def test_chunked_run_equals_the_whole_selection(data: st.DataObject, messages: l
         cut = data.draw(st.integers(0, len(items)))
         kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
         orphan = items[cut].ordinal if cut < len(items) else math.inf
-        run = plan.run(kept, cut, orphan, all_results)
-        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
-        assert js_stringify(run.messages) == js_stringify(messages_out)
-        assert run.keys == keys
-        assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
-            (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
-        ]
-        assert run.fresh_messages() == [e.message for e in cleaned.entries if e.segment == FRESH]
-        ours, theirs = run.cleaned, cleaned
-        assert ours.removed_tool_use_block_count == theirs.removed_tool_use_block_count
-        assert ours.touched_assistant_message_count == theirs.touched_assistant_message_count
-        assert ours.stripped_calls == theirs.stripped_calls
-        assert ours.dropped_orphan_calls == theirs.dropped_orphan_calls
-        assert ours.dropped_empty == theirs.dropped_empty
-        assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
-        assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
-        assert run.repair.calls_removed == log.calls_removed
-        assert run.repair.dropped_assistants == log.dropped_assistants
-        assert run.repair.synthetic == log.synthetic
-        assert run.repair.moved_after_results == log.moved_after_results
+        assert_as_whole_selection(plan.run(kept, cut, orphan, all_results), items, kept, cut, all_results)
 
 
 def test_chunks_close_over_tool_ids() -> None:
@@ -219,23 +226,10 @@ def test_a_plan_told_the_unchanged_chunks_runs_as_one_that_was_not(
         selections.append(sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set()))
     for kept in selections:
         run = told.run(kept, cut, orphan, all_results)
-        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
-        assert js_stringify(run.messages) == js_stringify(messages_out)
-        assert run.keys == keys
+        assert_as_whole_selection(run, items, kept, cut, all_results)
         untold = earlier.run(kept, cut, orphan, all_results)  # (the plan that cleaned every chunk up itself)
         assert run.fresh_from == untold.fresh_from
         assert js_stringify(run.fresh_messages()) == js_stringify(untold.fresh_messages())
-        assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
-            (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
-        ]
-        assert run.cleaned.dropped_empty == cleaned.dropped_empty
-        assert run.cleaned.stripped_calls == cleaned.stripped_calls
-        assert run.cleaned.dropped_orphan_calls == cleaned.dropped_orphan_calls
-        assert run.cleaned.removed_tool_use_block_count == cleaned.removed_tool_use_block_count
-        assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
-        assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
-        assert run.repair.calls_removed == log.calls_removed
-        assert run.repair.synthetic == log.synthetic
     assert told.unchanged_chunks(cut, orphan) == flags  # what it learned is what it was told
 
 
@@ -286,25 +280,7 @@ def test_a_plan_that_learned_the_unchanged_chunks_runs_as_the_whole_selection(
     for turn in range(5):
         if not turn or not data.draw(st.booleans()):  # (or the same items again: a copy of the last run)
             kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
-        run = plan.run(kept, cut, orphan, all_results)
-        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
-        assert js_stringify(run.messages) == js_stringify(messages_out)
-        assert run.keys == keys
-        assert [(e.item.key, e.segment, js_stringify(e.message)) for e in run.cleaned.entries] == [
-            (e.item.key, e.segment, js_stringify(e.message)) for e in cleaned.entries
-        ]
-        assert run.fresh_messages() == [e.message for e in cleaned.entries if e.segment == FRESH]
-        assert run.cleaned.dropped_empty == cleaned.dropped_empty
-        assert run.cleaned.stripped_calls == cleaned.stripped_calls
-        assert run.cleaned.dropped_orphan_calls == cleaned.dropped_orphan_calls
-        assert run.cleaned.removed_tool_use_block_count == cleaned.removed_tool_use_block_count
-        assert run.cleaned.touched_assistant_message_count == cleaned.touched_assistant_message_count
-        assert sorted(run.repair.orphan_results) == sorted(log.orphan_results)
-        assert sorted(run.repair.duplicate_results) == sorted(log.duplicate_results)
-        assert run.repair.calls_removed == log.calls_removed
-        assert run.repair.dropped_assistants == log.dropped_assistants
-        assert run.repair.synthetic == log.synthetic
-        assert run.repair.moved_after_results == log.moved_after_results
+        assert_as_whole_selection(plan.run(kept, cut, orphan, all_results), items, kept, cut, all_results)
         learned = plan._unchanged
         assert learned is not None and learned[:2] == (cut, orphan)
         assert all(plan.unchanged_chunks(cut, orphan)[c] for c, flag in enumerate(learned[2]) if flag)
@@ -342,8 +318,5 @@ def test_a_run_that_keeps_the_same_items_as_the_last_copies_its_outcome() -> Non
     assert plan.run([1, 3], 4, items[4].ordinal, all_results).keys == ["o:2", "o:8", "o:10"]  # another cut
     for kept, cut in (([1, 3, 4], 5), ([1, 3], 4), ([1, 3], 4)):
         run = plan.run(kept, cut, items[cut].ordinal, all_results)
-        cleaned, log, messages_out, keys = reference(items, kept, cut, all_results)
-        assert (js_stringify(run.messages), run.keys) == (js_stringify(messages_out), keys)
-        assert run.cleaned.dropped_empty == cleaned.dropped_empty
-        assert run.cleaned.stripped_calls == cleaned.stripped_calls
-        assert run.repair.synthetic == log.synthetic and run.repair.orphan_results == log.orphan_results
+        assert_as_whole_selection(run, items, kept, cut, all_results)
+        assert run.repair.orphan_results == reference(items, kept, cut, all_results)[1].orphan_results
