@@ -185,7 +185,7 @@ class ChunkPlan:
             position = positions[at]
             chunk = chunk_of[position]
             if (
-                unchanged is not None and unchanged[chunk] and position == start[chunk]
+                unchanged[chunk] and position == start[chunk]
                 and at + min_span <= count and positions[at + min_span - 1] == position + min_span - 1
             ):
                 span = self._unchanged_span(positions, at, unchanged)
@@ -202,10 +202,12 @@ class ChunkPlan:
                 singles = fresh_single if position >= cut else evictable_single
                 outcome = singles[position]
                 if outcome is None:
-                    if unchanged is not None and unchanged[chunk]:
+                    if unchanged[chunk]:
                         outcome = singles[position] = self._unchanged_outcome([position], cut)
                     else:
-                        outcome = singles[position] = self._learned([position], cut, orphan_ordinal, all_results)
+                        outcome = singles[position] = self._learned(
+                            [position], cut, orphan_ordinal, all_results, unchanged
+                        )
                 at += 1
             else:
                 members: list[int] = []
@@ -217,10 +219,12 @@ class ChunkPlan:
                 key2 = (chunk, tuple(members), before_cut)
                 outcome = self._groups.get(key2)
                 if outcome is None:
-                    if unchanged is not None and unchanged[chunk] and len(members) == end - start[chunk]:
+                    if unchanged[chunk] and len(members) == end - start[chunk]:
                         outcome = self._groups[key2] = self._unchanged_outcome(members, cut)
                     else:
-                        outcome = self._groups[key2] = self._learned(members, cut, orphan_ordinal, all_results)
+                        outcome = self._groups[key2] = self._learned(
+                            members, cut, orphan_ordinal, all_results, unchanged
+                        )
             entries.extend(outcome.entries)
             messages.extend(outcome.messages)
             keys.extend(outcome.keys)
@@ -247,19 +251,20 @@ class ChunkPlan:
         self._unchanged = (cut, orphan_ordinal, learning)
         return learning
 
-    def _learned(self, members: list[int], cut: int, orphan_ordinal: float, all_results: Any) -> ChunkOutcome:
-        """``_outcome``, and whether the members (when a whole chunk) came back unchanged, learned at ``cut``."""
+    def _learned(
+        self, members: list[int], cut: int, orphan_ordinal: float, all_results: Any, learning: bytearray
+    ) -> ChunkOutcome:
+        """``_outcome``, and whether the members (when a whole chunk) came back unchanged, noted in ``learning``
+        (the flags ``_flags_at`` gave the run at ``cut``)."""
         outcome = self._outcome(members, cut, orphan_ordinal, all_results)
         first = members[0]
         chunk = self.chunk_of[first]
         end = self.stop[chunk]
-        known = self._unchanged
         if (
-            len(members) == end - first and self.start[chunk] == first and known is not None
-            and known[0] == cut and known[1] == orphan_ordinal and isinstance(known[2], bytearray)
+            len(members) == end - first and self.start[chunk] == first
             and _gives_back(outcome, self.items[first:end])
         ):
-            known[2][chunk] = 1
+            learning[chunk] = 1
         return outcome
 
     def _unchanged_span(self, positions: list[int], at: int, unchanged: bytes) -> int:
