@@ -252,7 +252,14 @@ def sweep(
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
         whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
-        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole))
+
+        def meanwhile() -> None:  # (this process's share is done; the worker's runs usually take longer)
+            with gc_paused():
+                sweep_cache.save(assembler, params)
+
+        outcomes.update(
+            _exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole, meanwhile)
+        )
     else:
         # (between the runs too: a collection there would walk the last run's objects; and what lives on, the top
         # trace and what the runs added to the session's caches, is frozen rather than walked once they are done)
@@ -533,10 +540,11 @@ def _exact_runs_forked(
     keep: Callable[[int, Trace], None],
     plan_keys: list[str],
     whole: int | None = None,
+    meanwhile: Callable[[], Any] | None = None,
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
-    equal cost; this process runs the share with the largest budget (``keep`` sees its traces).
-    ``report`` hears of each run as it finishes and may stop them all."""
+    equal cost; this process runs the share with the largest budget (``keep`` sees its traces), then
+    ``meanwhile`` while the others finish.  ``report`` hears of each run as it finishes and may stop them all."""
     import multiprocessing
 
     global _FORKED
@@ -553,6 +561,8 @@ def _exact_runs_forked(
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
                 report.done_one()
+            if meanwhile is not None:
+                meanwhile()
             for budget, run, same in forked:
                 if same:
                     run.keys = plan_keys

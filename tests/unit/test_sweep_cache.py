@@ -205,3 +205,23 @@ def test_a_range_top_the_clamp_cut_is_kept_per_run_and_not_run_again(
     plain = sweep_session(_load(db), live, points=9, runs=4, workers=1)
     _same(moved, plain)
     assert plain.budgets[-1] != computed.budgets[-1]
+
+
+def test_a_sweep_shared_with_a_forked_worker_writes_the_file_while_it_waits(cache: Path, db: Path) -> None:
+    """With a forked worker the file is written while this process waits for the worker's runs (with the
+    values of every message the range's forked measure gave); a later process takes it and sweeps the same."""
+    first = _load(db)
+    alone = _swept(first)
+    (name,) = _sweep_files(cache)
+    os.remove(cache / name)
+    whole = _plan(first).whole_run()
+    assert whole is not None
+    second = _load(db)
+    shared = sweep_session(second, PARAMS, points=9, runs=4, workers=2)
+    assert _sweep_files(cache) == [name]
+    _same(shared, alone)
+    assert _plan(second).unchanged_chunks(*whole) == _plan(first).unchanged_chunks(*whole)
+    later = _load(db)
+    assert sweep_cache.prime(later, PARAMS)
+    _same(_swept(later), alone)
+    assert _plan(later).unchanged_chunks(*whole) == _plan(first).unchanged_chunks(*whole)
