@@ -349,6 +349,10 @@ def test_one_whole_selection_pass_flags_exactly_the_chunks_given_back(
     orphan = items[cut].ordinal if cut < len(items) else math.inf
     expected = chunk_by_chunk_flags(plan, cut, orphan, all_results)
     assert list(plan.whole_selection_flags(cut, orphan, all_results)) == expected
+    split = data.draw(st.integers(0, len(plan.start)))  # (the pass over two runs of chunks, as a sweep shares it)
+    head = plan.whole_selection_flags(cut, orphan, all_results, range(split))
+    tail = plan.whole_selection_flags(cut, orphan, all_results, range(split, len(plan.start)))
+    assert list(head + tail) == expected
 
 
 def test_the_one_pass_flags_of_a_session_with_every_kind_of_repair() -> None:

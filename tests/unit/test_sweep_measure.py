@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,13 +53,56 @@ def test_the_forked_values_are_those_this_process_would_measure(db: Path) -> Non
     messages = messages_of(items)
     tokens, h16s, pairings = memo.known(messages)  # (a whole-list read: takes the child's values first)
     assert fork.taken is True and memo.deferred() is None and fork.pid == 0
+    assert_measured_as_here(memo, messages, tokens, h16s, pairings)
+    assert any(calls or answers for calls, answers in pairings)  # (the session issues and answers calls)
+    fork.close()  # (taken: nothing left to end)
+    assert sweep_measure.start(assembler, PARAMS) is None  # the memo holds every message now: no second fork
+
+
+def assert_measured_as_here(
+    memo: SerializedCache, messages: list[Any], tokens: list[Any], h16s: list[Any], pairings: list[Any]
+) -> None:
     own = SerializedCache(estimate=memo.estimate)
     assert tokens == [own(m) for m in messages]
     assert h16s == [own.h16(m) for m in messages]
     assert pairings == [own.pairing(m) for m in messages]
-    assert any(calls or answers for calls, answers in pairings)  # (the session issues and answers calls)
-    fork.close()  # (taken: nothing left to end)
-    assert sweep_measure.start(assembler, PARAMS) is None  # the memo holds every message now: no second fork
+
+
+def test_this_process_measures_from_the_front_while_the_child_is_slow(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child starts late: this process measures every message itself, the child finds nothing left to
+    claim and sends an empty share; every value is there, measured once."""
+    measured = sweep_measure._measured
+
+    def late(items: list[Any], estimate: Any, shared: Any) -> bytes:
+        time.sleep(0.5)
+        return measured(items, estimate, shared)
+
+    monkeypatch.setattr(sweep_measure, "_measured", late)
+    monkeypatch.setattr(sweep_measure, "BATCH", 64)
+    assembler = fresh(db)
+    items, memo = items_and_memo(assembler, PARAMS)
+    fork = sweep_measure.start(assembler, PARAMS)
+    assert fork is not None
+    assert fork.take() is True and fork.measured_here == len(items)
+    messages = messages_of(items)
+    assert_measured_as_here(memo, messages, *memo.known(messages))
+
+
+def test_the_child_and_this_process_meet_in_the_middle(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sweep_measure, "BATCH", 8)
+    assembler = fresh(db)
+    items, memo = items_and_memo(assembler, PARAMS)
+    fork = sweep_measure.start(assembler, PARAMS)
+    assert fork is not None
+    waited = 0.0
+    while sweep_measure._claim(fork.shared, sweep_measure._BACK) == len(items) and waited < 10:
+        time.sleep(0.01)  # (until the child has claimed its first batch)
+        waited += 0.01
+    assert fork.take() is True and fork.measured_here < len(items)
+    messages = messages_of(items)
+    assert_measured_as_here(memo, messages, *memo.known(messages))
 
 
 def test_a_fork_never_taken_is_ended_and_leaves_the_memo_as_it_was(db: Path) -> None:
@@ -77,7 +121,7 @@ def test_a_fork_never_taken_is_ended_and_leaves_the_memo_as_it_was(db: Path) -> 
 def test_a_child_that_fails_gives_nothing_and_the_run_measures_as_usual(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(items: list[Any], estimate: Any) -> bytes:
+    def broken(items: list[Any], estimate: Any, shared: Any) -> bytes:
         raise RuntimeError("the child fails")
 
     monkeypatch.setattr(sweep_measure, "_measured", broken)
@@ -85,7 +129,7 @@ def test_a_child_that_fails_gives_nothing_and_the_run_measures_as_usual(
     _, memo = items_and_memo(assembler, PARAMS)
     fork = sweep_measure.start(assembler, PARAMS)
     assert fork is not None
-    assert fork.take() is False and memo.size() == 0
+    assert fork.take() is False and memo.size() == fork.measured_here  # (what it measured itself, no more)
     budget = budget_range(fresh(db), PARAMS, workers=1)[1]
     top = replace(PARAMS, token_budget=budget)
     assert assembler.run(top).summary == fresh(db).run(top).summary

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
 from typing import Any
@@ -106,6 +106,9 @@ class ChunkPlan:
     _unchanged: tuple[int, float, bytes | bytearray] | None = None
     kept_across: bool = False  # what this plan learned is written to (or was read from) ``sweep_cache``
     min_span: int = MIN_SPAN  # (tests set 1: every whole flagged chunk then goes through the span path)
+    # what gives ``whole_selection_flags`` of every chunk to a run that selects every item, when not that method
+    # (the budget sweep's ``sweep_measure`` shares the pass with a forked process); the same flags either way
+    whole_learner: Callable[[ChunkPlan, int, float, Any], bytes] | None = None
 
     @classmethod
     def build(cls, items: Sequence[ResolvedItem]) -> ChunkPlan:
@@ -264,30 +267,39 @@ class ChunkPlan:
             flags = bytearray(known[2])
         else:
             flags = bytearray(len(self.start))
-        learned = self.whole_selection_flags(cut, orphan_ordinal, all_results)
+        learner = self.whole_learner
+        learned = learner(self, cut, orphan_ordinal, all_results) if learner is not None else b""
+        if len(learned) != len(flags):
+            learned = self.whole_selection_flags(cut, orphan_ordinal, all_results)
         flags = bytearray(map(operator.or_, flags, learned))
         self._unchanged = (cut, orphan_ordinal, flags)
 
-    def whole_selection_flags(self, cut: int, orphan_ordinal: float, all_results: Any) -> bytes:
-        """One byte per chunk: 1 where §7.1–§7.4 of the whole chunk alone at this cut gives its items' own
-        messages and keys back, in order, with nothing recorded (``_gives_back``), learned from ONE pass of the
-        whole-selection functions over every item (chunks are independent: that pass is the concatenation of
-        the chunks' own).  A chunk is flagged only when each of its items comes out of the clean-up and of
-        the repair, in order, as its own stored message and key, and no record names any of them; anything
-        else (dropped, copied, moved, synthetic results, keys that do not map) leaves it, or every chunk, 0."""
-        items = self.items
-        count = len(items)
-        flags = bytearray(b"\x01") * len(self.start)
-        if not count:
+    def whole_selection_flags(
+        self, cut: int, orphan_ordinal: float, all_results: Any, chunks: range | None = None
+    ) -> bytes:
+        """One byte per chunk of ``chunks`` (default: every chunk): 1 where §7.1–§7.4 of the whole chunk alone
+        at this cut gives its items' own messages and keys back, in order, with nothing recorded
+        (``_gives_back``), learned from ONE pass of the whole-selection functions over the items of those chunks
+        (chunks are independent: that pass is the concatenation of the chunks' own).  A chunk is flagged only
+        when each of its items comes out of the clean-up and of the repair, in order, as its own stored message
+        and key, and no record names any of them; anything else (dropped, copied, moved, synthetic results,
+        keys that do not map) leaves it, or every chunk, 0."""
+        chunks = range(len(self.start)) if chunks is None else chunks
+        flags = bytearray(b"\x01") * len(chunks)
+        if not chunks:
             return bytes(flags)
+        base, end = self.start[chunks.start], self.stop[chunks.stop - 1]
+        items = list(self.items[base:end])
+        count = len(items)
+        chunk_of = [chunk - chunks.start for chunk in self.chunk_of[base:end]]  # (by position in ``items``)
         messages_of(items)  # (unpacked in blocks of the render cache file, where they are packed in one)
-        cleaned = clean_selected(items, {item.ordinal for item in items[cut:]}, orphan_ordinal, all_results)
+        fresh = {item.ordinal for item in items[max(0, cut - base) :]}
+        cleaned = clean_selected(items, fresh, orphan_ordinal, all_results)
         entries = cleaned.entries
         log = RepairLog()
         messages, keys = sanitize_tool_use_result_pairing_keyed(
             [entry.message for entry in entries], [entry.item.key for entry in entries], log
         )
-        chunk_of = self.chunk_of
         position_of: dict[Any, int] | None = None
 
         def position(key: Any) -> int | None:
