@@ -52,10 +52,11 @@ def test_the_forked_values_are_those_this_process_would_measure(db: Path) -> Non
     assert fork is not None and memo.deferred() == fork.take
     messages = messages_of(items)
     tokens, h16s, pairings = memo.known(messages)  # (a whole-list read: takes the child's values first)
-    assert fork.taken is True and memo.deferred() is None and fork.pid == 0
+    assert fork.taken is True and memo.deferred() is None
     assert_measured_as_here(memo, messages, tokens, h16s, pairings)
     assert any(calls or answers for calls, answers in pairings)  # (the session issues and answers calls)
-    fork.close()  # (taken: nothing left to end)
+    fork.close()  # (taken: the child leaves by itself, and is waited for)
+    assert fork.pid == 0 and fork.fd == -1
     assert sweep_measure.start(assembler, PARAMS) is None  # the memo holds every message now: no second fork
 
 
@@ -73,13 +74,13 @@ def test_this_process_measures_from_the_front_while_the_child_is_slow(
 ) -> None:
     """The child starts late: this process measures every message itself, the child finds nothing left to
     claim and sends an empty share; every value is there, measured once."""
-    measured = sweep_measure._measured
+    child = sweep_measure._child
 
-    def late(items: list[Any], estimate: Any, shared: Any) -> bytes:
+    def late(*args: Any) -> None:
         time.sleep(0.5)
-        return measured(items, estimate, shared)
+        child(*args)
 
-    monkeypatch.setattr(sweep_measure, "_measured", late)
+    monkeypatch.setattr(sweep_measure, "_child", late)
     monkeypatch.setattr(sweep_measure, "BATCH", 64)
     assembler = fresh(db)
     items, memo = items_and_memo(assembler, PARAMS)
@@ -97,7 +98,7 @@ def test_the_child_and_this_process_meet_in_the_middle(db: Path, monkeypatch: py
     fork = sweep_measure.start(assembler, PARAMS)
     assert fork is not None
     waited = 0.0
-    while sweep_measure._claim(fork.shared, sweep_measure._BACK) == len(items) and waited < 10:
+    while sweep_measure._get(fork.shared, sweep_measure._BACK) == len(items) and waited < 10:
         time.sleep(0.01)  # (until the child has claimed its first batch)
         waited += 0.01
     assert fork.take() is True and fork.measured_here < len(items)
@@ -121,10 +122,10 @@ def test_a_fork_never_taken_is_ended_and_leaves_the_memo_as_it_was(db: Path) -> 
 def test_a_child_that_fails_gives_nothing_and_the_run_measures_as_usual(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(items: list[Any], estimate: Any, shared: Any) -> bytes:
+    def broken(*args: Any) -> None:
         raise RuntimeError("the child fails")
 
-    monkeypatch.setattr(sweep_measure, "_measured", broken)
+    monkeypatch.setattr(sweep_measure, "_child", broken)
     assembler = fresh(db)
     _, memo = items_and_memo(assembler, PARAMS)
     fork = sweep_measure.start(assembler, PARAMS)
@@ -155,6 +156,7 @@ def test_a_sweep_whose_range_measured_in_a_fork_is_the_sweep_of_one_process(
     assert not started  # (one process: no fork)
     shared = sweep_session(fresh(db), params, points=9, runs=4, workers=2)
     assert len(started) == 1 and started[0].taken is True  # the range's top run took the child's values
+    assert started[0].flags_from_child > 0  # and the flags of the chunks of the session's second half
     assert shared.top_trace is not None and alone.top_trace is not None
     assert shared.top_trace.summary == alone.top_trace.summary
     alone.elapsed = shared.elapsed = 0.0
@@ -165,3 +167,36 @@ def test_a_sweep_whose_range_measured_in_a_fork_is_the_sweep_of_one_process(
     again = sweep(assembler, params, alone.budgets, runs=4, workers=1)
     again.elapsed = 0.0
     assert again == alone
+
+
+def whole_run_args(assembler: SessionAssembler, params: Params) -> tuple[Any, int, float, Any]:
+    """(plan, cut, orphan ordinal, result ids) of a run that selects every item, its fresh tail the last 8."""
+    from ctxview.assembly.incremental.static import chunk_plan_of, static_of
+
+    rules = assembler.rules(params)[0]
+    resolved = assembler.resolved(params.timezone, rules.sender_metadata)
+    static = static_of(assembler.session, resolved, params.timezone)
+    plan = chunk_plan_of(static, resolved)
+    cut = len(plan.items) - 8
+    return plan, cut, plan.items[cut].ordinal, static.all_results
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_flags_learned_in_two_processes_are_those_of_one_pass(
+    db: Path, fails: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if fails:
+        monkeypatch.setattr(sweep_measure, "_child", lambda *args: os._exit(3))
+    assembler = fresh(db)
+    plan, cut, orphan, all_results = whole_run_args(assembler, PARAMS)
+    expected = plan.whole_selection_flags(cut, orphan, all_results)
+    assert 0 < expected.count(1) < len(expected)
+    fork = sweep_measure.start(assembler, PARAMS)
+    assert fork is not None and plan.whole_learner == fork.learn
+    try:
+        assert fork.learn(plan, cut, orphan, all_results) == expected
+        assert fork.flags_from_child == (0 if fails else len(plan.start) - plan.chunk_of[len(plan.items) // 2])
+        assert fork.learn(plan, cut, orphan, frozenset()) == plan.whole_selection_flags(cut, orphan, frozenset())
+    finally:
+        fork.close()
+    assert plan.whole_learner is None and fork.pid == 0
