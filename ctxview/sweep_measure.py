@@ -7,8 +7,8 @@ every item) and measuring every message for the engine (serialized tokens, the Â
 ids: a ``JSON.stringify`` of each).  A forked copy of this process shares both:
 
 * it measures messages from the last one down, a batch at a time, from the moment it starts;
-* when the run reaches its clean-up (``ChunkPlan.whole_learner``), this process asks it for the flags
-  of the chunks of the session's second half and learns the first half's itself meanwhile;
+* when the run reaches its clean-up (``ChunkPlan.whole_learner``), both learn the chunk flags, this
+  process from the first chunk up and the child from the last down, until they meet;
 * when the run reaches its engine step (the memo's first whole-list read: ``SerializedCache.defer``),
   this process measures from the first message up until it meets the child's claim, then takes the
   child's values (``remember``).
@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 _NO_PAIRING: tuple[list[str], str | None] = ([], None)  # (most messages issue and answer no call)
 BATCH = 2048  # messages measured between two looks at the other process's claim (~20â€“40 ms)
 # the shared map: this process measures below FRONT, the child from BACK up; REQUEST: 1 flags wanted (at CUT,
-# ORPHAN, from chunk SPLIT on), 2 nothing more (the child may leave)
-_FRONT, _BACK, _REQUEST, _CUT, _ORPHAN, _SPLIT = 0, 8, 16, 24, 32, 40
+# ORPHAN: this process learns the chunks below CHUNK_FRONT, the child from CHUNK_BACK up), 2 nothing more
+CHUNK_BATCH = 2048  # chunks whose flags are learned between two looks at the other process's claim
+_FRONT, _BACK, _REQUEST, _CUT, _ORPHAN, _CHUNK_FRONT, _CHUNK_BACK = 0, 8, 16, 24, 32, 40, 48
 _FLAGS, _VALUES = b"F", b"V"  # the child's messages on the pipe: kind, length, payload
 _HEADER = struct.Struct("<cq")
 
@@ -69,22 +70,36 @@ class MeasuringFork:
         self._values: bytes | None = None  # the child's values, when they came while waiting for its flags
 
     def learn(self, plan: ChunkPlan, cut: int, orphan_ordinal: float, all_results: Any) -> bytes:
-        """``plan.whole_selection_flags`` of every chunk: the second half's learned by the child meanwhile."""
+        """``plan.whole_selection_flags`` of every chunk: this process learns them from the first chunk up, a
+        batch at a time, and the child from the last down, until they meet (a batch of the child's at most is
+        waited for; if it sends nothing usable, this process learns the rest itself)."""
         chunks = len(plan.start)
         if (
             plan is not self.plan or all_results is not self.all_results or self.taken is not None or self.fd < 0
             or not self.items
         ):
             return plan.whole_selection_flags(cut, orphan_ordinal, all_results)
-        split = plan.chunk_of[len(self.items) // 2]
-        struct.pack_into("<qdq", self.shared, _CUT, cut, orphan_ordinal, split)
-        _set(self.shared, _REQUEST, 1)
-        head = plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(split))
+        shared = self.shared
+        struct.pack_into("<qd", shared, _CUT, cut, orphan_ordinal)
+        _set(shared, _CHUNK_BACK, chunks)
+        _set(shared, _REQUEST, 1)
+        head = bytearray()
+        front = 0
+        while True:
+            back = _get(shared, _CHUNK_BACK)
+            if front >= back:
+                break
+            end = min(front + CHUNK_BATCH, back)
+            _set(shared, _CHUNK_FRONT, end)
+            head += plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(front, end))
+            front = end
         tail = self._receive(_FLAGS)
-        if tail is None or len(tail) != chunks - split:
-            return head + plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(split, chunks))
-        self.flags_from_child = len(tail)
-        return head + tail
+        first = int.from_bytes(tail[:8], "little") if tail is not None and len(tail) >= 8 else chunks + 1
+        if first > front or len(tail or b"") - 8 != chunks - first:  # (none, or a gap: learned here)
+            return bytes(head) + plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(front, chunks))
+        assert tail is not None
+        self.flags_from_child = chunks - front
+        return bytes(head) + tail[8 + front - first :]
 
     def take(self) -> bool:
         """Measure from the first message up until the child's claim is reached (or the child is done), then
@@ -189,7 +204,7 @@ def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
     memo = assembler.engine_memo(rules)
     if not items or 2 * memo.size() >= len(items):
         return None
-    shared = mmap.mmap(-1, 48)  # (anonymous and shared: both processes see each other's claims)
+    shared = mmap.mmap(-1, 56)  # (anonymous and shared: both processes see each other's claims)
     _set(shared, _BACK, len(items))
     read, write = os.pipe()
     try:
@@ -230,9 +245,17 @@ def _child(
         if served or _get(shared, _REQUEST) != 1:
             return
         served = True
-        cut, orphan_ordinal, split = struct.unpack_from("<qdq", shared, _CUT)
-        flags = plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(split, len(plan.start)))
-        _send(out, _FLAGS, flags)
+        cut, orphan_ordinal = struct.unpack_from("<qd", shared, _CUT)
+        back = len(plan.start)
+        parts: list[bytes] = []
+        while True:
+            low = max(_get(shared, _CHUNK_FRONT), back - CHUNK_BATCH)
+            if low >= back:
+                break
+            _set(shared, _CHUNK_BACK, low)
+            parts.append(plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(low, back)))
+            back = low
+        _send(out, _FLAGS, back.to_bytes(8, "little") + b"".join(reversed(parts)))
 
     own = SerializedCache(estimate=estimate)
     back = len(items)
