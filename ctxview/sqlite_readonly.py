@@ -140,6 +140,16 @@ class GuardedCursor(sqlite3.Cursor):
         self._unread = (sql, parameters)
         return self
 
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> GuardedCursor:  # type: ignore[override]
+        self._unread = None
+        super().executemany(sql, seq_of_parameters)
+        return self
+
+    def executescript(self, sql_script: str, /) -> GuardedCursor:  # type: ignore[override]
+        self._unread = None
+        super().executescript(sql_script)
+        return self
+
     def fetchone(self) -> Any:
         self._unread = None
         try:
