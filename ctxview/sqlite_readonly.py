@@ -169,8 +169,8 @@ class GuardedCursor(sqlite3.Cursor):
 
         The rows of a statement nothing has read yet are first read with SQLite's own UTF-8 decoding, at C
         speed (``TEXT_FACTORY`` is a Python call per text: a third of reading 100,000 items' rows); a text
-        that is not valid UTF-8 stops that read, and the statement is run again and read with
-        ``TEXT_FACTORY``, which replaces what cannot be decoded.  (Only where no other thread could read
+        that is not valid UTF-8 stops that read (an ``OperationalError``), and the statement is run again and
+        read with ``TEXT_FACTORY``, which replaces what cannot be decoded.  (Only where no other thread could read
         from the connection meanwhile, since its text factory is changed for the read.)
         """
         statement, self._unread = self._unread, None
@@ -181,8 +181,10 @@ class GuardedCursor(sqlite3.Cursor):
         try:
             return super().fetchall()
         except sqlite3.OperationalError as exc:
-            if not fast or connection.tripped or not str(exc).startswith(_UNDECODABLE):
+            if not fast or connection.tripped:
                 raise self._stopped(exc) from exc
+            # (SQLite's decoding refuses a text that is not UTF-8 with this error, whose wording the sqlite3
+            # module may change: any error of the fast read reads again as below, where a real one recurs)
         finally:
             if fast:
                 connection.text_factory = TEXT_FACTORY
@@ -201,9 +203,6 @@ class GuardedCursor(sqlite3.Cursor):
         except sqlite3.OperationalError as exc:
             raise self._stopped(exc) from exc
 
-
-# how the sqlite3 module begins the error it raises for a text its UTF-8 decoding (``text_factory = str``) refuses
-_UNDECODABLE = "Could not decode to UTF-8"
 
 
 # --- files ---------------------------------------------------------------------------------------------
