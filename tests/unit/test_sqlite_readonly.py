@@ -93,9 +93,10 @@ def test_a_string_longer_than_the_limit_is_an_error_not_a_gigabyte() -> None:
     conn.close()
 
 
-def _texts_database(tmp_path: Path, texts: list[bytes]) -> Path:
+def _texts_database(folder: Path, texts: list[bytes]) -> Path:
     """A database with one table ``t(i, x)`` whose TEXT values are the given bytes, as stored (UTF-8 or not)."""
-    db = tmp_path / "texts.db"
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "texts.db"
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE t(i INTEGER, x TEXT)")
         conn.executemany("INSERT INTO t VALUES (?, CAST(? AS TEXT))", list(enumerate(texts)))
@@ -121,7 +122,7 @@ def test_fetchall_gives_the_texts_the_replacing_decoder_gives(tmp_path: Path, te
     conn.close()
 
 
-def test_with_another_thread_running_fetchall_keeps_the_replacing_decoder(
+def test_utf_8_is_decoded_at_c_speed_and_with_another_thread_running_by_the_replacing_decoder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     conn = connect_read_only(_texts_database(tmp_path, _BROKEN), immutable=True)
@@ -133,6 +134,11 @@ def test_with_another_thread_running_fetchall_keeps_the_replacing_decoder(
         return real(raw)
 
     monkeypatch.setattr(readonly, "TEXT_FACTORY", counted)
+    valid = connect_read_only(_texts_database(tmp_path / "valid", _VALID), immutable=True)
+    valid.text_factory = counted
+    assert valid.execute("SELECT i, x FROM t ORDER BY i").fetchall() == [(i, real(raw)) for i, raw in enumerate(_VALID)]
+    assert seen == []  # (UTF-8 texts: read at C speed, none through the replacing decoder)
+    valid.close()
     conn.text_factory = counted
     expected = [(i, real(raw)) for i, raw in enumerate(_BROKEN)]
     assert conn.execute("SELECT i, x FROM t ORDER BY i").fetchall() == expected
