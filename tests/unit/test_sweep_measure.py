@@ -76,8 +76,12 @@ def test_this_process_measures_from_the_front_while_the_child_is_slow(
     claim and sends an empty share; every value is there, measured once."""
     child = sweep_measure._child
 
-    def late(*args: Any) -> None:
-        time.sleep(0.5)
+    def late(*args: Any) -> None:  # (starts once this process has claimed every message: no race to lose)
+        items, shared = args[2], args[4]
+        waited = 0.0
+        while sweep_measure._get(shared, sweep_measure._FRONT) < len(items) and waited < 10:
+            time.sleep(0.005)
+            waited += 0.005
         child(*args)
 
     monkeypatch.setattr(sweep_measure, "_child", late)
@@ -198,7 +202,10 @@ def test_the_flags_learned_in_two_processes_are_those_of_one_pass(
     learn_here = type(plan).whole_selection_flags
 
     def slowly(*args: Any) -> bytes:  # (in this process only: the child was forked before)
-        time.sleep(0.02)
+        waited = 0.0  # (a child that works waits for no scheduler luck: this process lets it claim a batch first)
+        while not fails and sweep_measure._get(fork.shared, sweep_measure._CHUNK_BACK) == len(expected) and waited < 10:
+            time.sleep(0.005)
+            waited += 0.005
         return learn_here(*args)
 
     monkeypatch.setattr(type(plan), "whole_selection_flags", slowly)
