@@ -467,12 +467,13 @@ def _kept_mask(decisions: Any) -> bytes:
     """One byte per decision, 1 where its outcome is a kept one.
 
     From the outcome column's base (shared by every run of a plan: its mask is made once) and the
-    positions this run changes, when the decisions give that form and change fewer than half of them:
-    reading the whole column maps 100,000 keys per run.
+    positions this run changes, whenever the decisions give that form, even where most positions change
+    (a run that selects every item): the whole column is that base with the changes written in one by
+    one in Python, after the same changes are made.
     """
     global _BASE_KEPT
     parts = decisions.column_changes("outcome") if hasattr(decisions, "column_changes") else None
-    if parts is None or 2 * len(parts[1]) > len(parts[0]):
+    if parts is None:
         return bytes(map(KEPT_OUTCOMES.__contains__, column(decisions, "outcome")))  # (at C speed)
     base, changes, extra = parts
     with _BASE_KEPT_LOCK:
