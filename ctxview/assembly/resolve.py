@@ -14,12 +14,10 @@ import hashlib
 import marshal
 import re
 import threading
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
-from itertools import repeat
-from operator import attrgetter
 from typing import Any
 
 from ctxview.assembly.forked_map import CHILD_SHARE, forked_map
@@ -34,7 +32,6 @@ CALL_TYPES = frozenset({"toolCall", "toolUse", "tool_use", "tool-use", "function
 
 _TERM_RE = re.compile(r"[a-z0-9]{2,}")
 _UNPACKING = threading.Lock()
-_STORED_MESSAGE = attrgetter("stored_message")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -196,17 +193,7 @@ def messages_of(items: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
             read = source.messages([item.stored_message for item in group], [item.message_id for item in group])
             for item, message in zip(group, read, strict=True):
                 item.stored_message = message
-        # the rest at C speed (``item.message`` one by one cost as much again as unmarshalling): a 100,000
-        # message sweep unpacks them all at once
-        stored = list(map(_STORED_MESSAGE, items))
-        if bytes in set(map(type, stored)):
-            loads = marshal.loads
-            unpacked = [loads(m) if type(m) is bytes else m for m in stored]
-            deque(map(setattr, items, repeat("stored_message"), unpacked), maxlen=0)
-            stored = list(map(_STORED_MESSAGE, items))  # (an item listed twice: the one object kept, as ``message``)
-        if int in set(map(type, stored)):
-            return [item.message for item in items]  # (an index without its file: ``message`` says why)
-    return stored
+    return [item.message for item in items]
 
 
 class ResolvedItems(list[ResolvedItem]):
