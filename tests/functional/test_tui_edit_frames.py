@@ -133,3 +133,34 @@ async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db
             table._line_cache.clear()
             assert _visible_lines(table) == kept  # every line on screen is what a fresh paint draws
         assert min(counts) < visible  # (and some edit kept lines it had drawn)
+
+
+async def test_the_first_edit_is_held_however_long_the_opening_run_took(demo_db, monkeypatch):
+    """The session's first run (the open) reads and cleans up everything: its time says nothing of an edit's."""
+    from ctxview.pipeline import SessionAssembler
+
+    seen = record_prompt_paints(monkeypatch)
+    monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 1.0)
+    real_run = SessionAssembler.run
+    holding: list[int] = []
+    opened = threading.Event()
+
+    def run(assembler: SessionAssembler, params: Any) -> Any:
+        if not opened.is_set():  # the opening run: slower than HOLD_FRAMES
+            opened.set()
+            threading.Event().wait(1.2)
+        else:
+            holding.append(app._batch_count)
+        return real_run(assembler, params)
+
+    monkeypatch.setattr(SessionAssembler, "run", run)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        seen.clear()
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert holding[:1] == [1]  # the frames were held when the first edit's run started
+        assert next(entry for entry in seen if entry[0] == "x") == ("x", "x")  # one frame: the field and the table
+        assert app._batch_count == 0

@@ -167,7 +167,7 @@ class InspectorScreen(Screen[None]):
         self._parts_asked: Assembly | None = None  # the last result whose pane parts are being measured
         self._parts_ready: Assembly | None = None  # … and the last one measured
         self.prepared = False  # the term index of the first trace is built (edits from here on are warm)
-        self._last_run = 0.0  # seconds the last run took in its thread (the run, the table layout, the diff)
+        self._last_run = 0.0  # seconds the last edit's run took in its thread (the run, the table layout, the diff)
         self._frames_held = 0  # the hold on the app's frames (``_hold_frames``) of this number, 0: none
         self._holds = 0
 
@@ -516,7 +516,8 @@ class InspectorScreen(Screen[None]):
 
     def _hold_frames(self) -> None:
         """No frame until the coming edit's result is applied, when its run should take under ``HOLD_FRAMES``
-        (the last run's time; none is in flight): the edited field and the table are then painted in one
+        (the last edit's run took less, or this is the first edit; none is in flight): the edited field and
+        the table are then painted in one
         frame, not the field's echo first (a frame of a few milliseconds that held up the run).  The hold
         ends at the result, a failed or superseded run, or after ``HOLD_FRAMES`` whatever happens."""
         if self._frames_held or self.trace is None or self._in_flight or self._last_run > self.HOLD_FRAMES:
@@ -586,7 +587,8 @@ class InspectorScreen(Screen[None]):
                 layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
                 diff = diff_outcomes(previous, trace)
                 counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
-                self._last_run = time.perf_counter() - started
+                if on_screen is not None:  # (an edit's run: the first run of a session is no guide to the next)
+                    self._last_run = time.perf_counter() - started
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
