@@ -7,7 +7,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from textual.geometry import Region
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Input
 
 from ctxview.tui.app import CtxviewApp
@@ -164,3 +166,55 @@ async def test_the_first_edit_is_held_however_long_the_opening_run_took(demo_db,
         assert holding[:1] == [1]  # the frames were held when the first edit's run started
         assert next(entry for entry in seen if entry[0] == "x") == ("x", "x")  # one frame: the field and the table
         assert app._batch_count == 0
+
+
+def _painted(widget: Widget) -> list[Strip]:
+    """What the widget's last paints left on screen (its render cache), and then what a fresh paint draws."""
+    region = Region(0, 0, widget.outer_size.width, widget.outer_size.height)
+    shown = widget.render_lines(region)
+    widget.refresh()  # (its content drawn again, not read from its caches)
+    if isinstance(widget, ItemsTable):
+        widget._line_cache.clear()
+    return [*shown, *widget.render_lines(region)]
+
+
+async def test_an_edit_that_adds_or_removes_a_separator_keeps_the_lines_it_can(demo_db, monkeypatch):
+    """"d" runs chronologically (a budget line appears), "de" by score (it goes): the line count changes by one,
+    and the table repaints the lines that changed without laying the screen out again; at the end of the
+    table, the line that is no longer there is blank."""
+    from dataclasses import replace
+
+    from ctxview.samples import DEMO_PARAMS
+    from ctxview.tui.widgets.virtual import VirtualList
+
+    full_repaints: list[int] = []
+    real = VirtualList.set_line_count
+
+    def set_line_count(table: VirtualList, count: int) -> None:
+        if isinstance(table, ItemsTable):
+            full_repaints.append(count)
+        real(table, count)
+
+    monkeypatch.setattr(VirtualList, "set_line_count", set_line_count)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False, params=replace(DEMO_PARAMS, token_budget=1500))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        table = screen.query_one(ItemsTable)
+        assert table.line_count > table.scrollable_content_region.height  # (a scrollbar: no layout for a line more)
+        for at_end in (False, True):
+            if at_end:
+                table.scroll_end(animate=False, immediate=True)
+                await settle(pilot)
+            counts = []
+            for keys in (["backspace" if at_end else "d"], ["e"], ["backspace"], ["e"]):  # "d", "de", "d", "de"
+                full_repaints.clear()
+                await pilot.press(*keys)
+                await settle(pilot)
+                counts.append(table.line_count)
+                assert full_repaints == []  # (no full repaint: the lines that did not change were kept)
+                assert table.virtual_size.height == table.line_count + ItemsTable.HEADER_LINES
+                assert table.vertical_scrollbar.window_virtual_size == table.virtual_size.height
+                for widget in (table, table.vertical_scrollbar):  # nothing stale on screen
+                    lines = _painted(widget)
+                    assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]
+            assert counts[0] == counts[1] + 1 and counts[2] == counts[0] and counts[3] == counts[1]

@@ -259,8 +259,9 @@ class ItemsTable(VirtualList):
     def show(self, trace: Trace, diff: OutcomeDiff, layout: TableLayout | None = None) -> None:
         """Swap in a new trace; keep the cursor on the same item when it still exists.
 
-        A trace of as many lines in the same columns as the one shown repaints only the visible lines
-        that changed (``repaint_changed``); otherwise the whole table.
+        A trace in the same columns as the one shown repaints only the visible lines that changed
+        (``repaint_changed``; a line more or less, as a separator comes or goes, shifts only the lines
+        below it); otherwise (or when the scrollbar comes or goes) the whole table.
         """
         key = self.selected_key
         shown = self.trace
@@ -274,11 +275,17 @@ class ItemsTable(VirtualList):
         self.table_layout = self._present(full)
         count = len(self.table_layout.lines)
         width = self.scrollable_content_region.width
-        if shown is not None and count == self.line_count and self.is_attached and self.columns(width)[0] == columns:
+        drawn_count = self.line_count
+        if (
+            shown is not None
+            and self.is_attached
+            and self.columns(width)[0] == columns
+            and (count == drawn_count or self.resize_lines(count))
+        ):
             self._restore(key, repaint=False)
             self._before = before
             try:
-                self.repaint_changed()
+                self.repaint_changed(drawn_count)
             finally:
                 self._before = None
         else:
