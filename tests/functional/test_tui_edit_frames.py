@@ -218,3 +218,28 @@ async def test_an_edit_that_adds_or_removes_a_separator_keeps_the_lines_it_can(d
                     lines = _painted(widget)
                     assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]
             assert counts[0] == counts[1] + 1 and counts[2] == counts[0] and counts[3] == counts[1]
+
+
+async def test_the_first_edit_keeps_the_lines_the_first_paints_drew(demo_db, monkeypatch):
+    """The lines the table drew in full (its first trace, the focus leaving it) are kept by the first edit that
+    leaves them as they were, as by any later one."""
+    rendered: list[int] = []
+    real = ItemsTable.render_row
+
+    def render_row(table: ItemsTable, line: int, width: int, cursor: bool) -> Any:
+        rendered.append(line)
+        return real(table, line, width, cursor)
+
+    monkeypatch.setattr(ItemsTable, "render_row", render_row)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        table = screen.query_one(ItemsTable)
+        visible = table.scrollable_content_region.height - ItemsTable.HEADER_LINES
+        rendered.clear()
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert len(rendered) < visible // 2
+        lines = _painted(table)  # nothing stale on screen
+        assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]

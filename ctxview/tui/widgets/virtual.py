@@ -253,7 +253,9 @@ class VirtualList(ScrollView, can_focus=True):
         # ``rich_style`` walks every ancestor's styles; a paint asked for it twice per line,
         # which was a sixth of a keystroke's time.  Styles cannot change within one paint.
         self._pass_style = self.rich_style
-        if self._pass_style != self._drawn_style:
+        if not self._line_cache:
+            self._drawn_style = self._pass_style  # (every line cached from here on is drawn on it)
+        elif self._pass_style != self._drawn_style:
             self._drawn_style = None  # (cached lines of another style may be rendered anew from here on)
         try:
             return super().render_lines(crop)
