@@ -95,6 +95,13 @@ ITEM_COLUMNS: tuple[Column, ...] = (
     Column("reason", 0, "<", _reason),
 )
 
+# every field of a decision that a cell above or its row's style (``view.row_class``, the label tone) reads: a
+# row whose decision keeps these (and its change mark, labels and sweep) draws as it did
+DRAWN_FIELDS: tuple[str, ...] = (
+    "key", "ordinal", "live_index", "label", "tokens", "score", "label_extra", "outcome", "reason",
+    "synthetic_result_for", "protected", "pair_with",
+)  # fmt: skip
+
 MIN_LAST_WIDTH = 12  # below it the shrinking columns give up cells …
 MAX_SHRINK = 8  # … at most this many between them
 

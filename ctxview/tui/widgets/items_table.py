@@ -10,6 +10,7 @@ last sweep); ``show`` is the same swap for other hosts.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import ClassVar, get_args
 
 from rich.cells import set_cell_size
@@ -23,7 +24,7 @@ from textual.strip import Strip
 
 from ctxview.model import Decision, Trace
 from ctxview.preview import SessionPreview
-from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
+from ctxview.tui.columns import DRAWN_FIELDS, ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
 from ctxview.tui.scoring_view import LabelTone, has_labels, label_tone
 from ctxview.tui.state import Assembly, MinBudgets
 from ctxview.tui.view import (
@@ -39,6 +40,7 @@ from ctxview.tui.view import (
 from ctxview.tui.widgets.virtual import VirtualList
 
 LABEL_TONES: tuple[LabelTone, ...] = get_args(LabelTone)
+_drawn = attrgetter(*DRAWN_FIELDS)  # what a row draws of its decision
 
 
 class ItemsTable(VirtualList):
@@ -46,6 +48,7 @@ class ItemsTable(VirtualList):
 
     COMPONENT_PREFIX: ClassVar[str] = "items-table"
     HEADER_LINES: ClassVar[int] = 1
+    ROWS_EXACT: ClassVar[bool] = True
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         f"items-table--{name}"
@@ -294,8 +297,9 @@ class ItemsTable(VirtualList):
         self._show_title()
 
     def row_unchanged(self, line: int) -> bool:
-        """The same decision (every field equal) on ``line`` as in the trace drawn before, with the same change
-        mark, labels and sweep: its cells and styles are the same (a prompt edit changes few visible rows)."""
+        """A decision that draws the same (``DRAWN_FIELDS`` equal) on ``line`` as in the trace drawn before, with
+        the same change mark, labels and sweep: its cells and styles are the same (a prompt edit changes few
+        visible rows; the positions in the output of many, which no cell shows)."""
         before = self._before
         if before is None or self.trace is None or self.table_layout is None:
             return False
@@ -304,7 +308,7 @@ class ItemsTable(VirtualList):
             return False  # (a separator's text may change)
         old = trace.decisions[layout.lines[line]]
         new = self.trace.decisions[self.table_layout.lines[line]]
-        if old != new:
+        if old is not new and _drawn(old) != _drawn(new):
             return False
         now = self.table_view
         if now.labels != view.labels or now.min_budgets is not view.min_budgets:

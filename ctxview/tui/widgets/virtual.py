@@ -40,6 +40,9 @@ class VirtualList(ScrollView, can_focus=True):
     """
 
     HEADER_LINES: ClassVar[int] = 0
+    # ``row_unchanged`` says False only where a line may draw differently: ``repaint_changed`` then leaves the
+    # lines it does not keep to the paint instead of rendering them to compare
+    ROWS_EXACT: ClassVar[bool] = False
     COMPONENT_PREFIX: ClassVar[str] = "virtual-list"
 
     class CursorMoved(Message):
@@ -75,7 +78,8 @@ class VirtualList(ScrollView, can_focus=True):
 
     def row_unchanged(self, line: int) -> bool:
         """True when ``line`` of the new row data draws exactly what the line drawn before did (for
-        ``repaint_changed``, which then keeps that line's strip instead of rendering it again)."""
+        ``repaint_changed``, which then keeps that line's strip instead of rendering it again); with
+        ``ROWS_EXACT``, False only where it may draw differently."""
         return False
 
     # --- data --------------------------------------------------------------------------
@@ -152,9 +156,11 @@ class VirtualList(ScrollView, can_focus=True):
         ones drawn; returns how many.
 
         A full refresh makes Textual re-render every line of the list (borders, filters, crops), the larger
-        part of a keystroke's paint, though an edit often leaves most visible rows as they were.  The rows
-        are rendered here instead of in the paint (the same work).  The first line (the header, if any) is
-        repainted with them: a paint is what says the new data is on screen (``ItemsTable.Drawn``).
+        part of a keystroke's paint, though an edit often leaves most visible rows as they were.  A list whose
+        ``row_unchanged`` is exact (``ROWS_EXACT``: it says True whenever the line draws as before) leaves the
+        other lines to the paint, which draws them once; otherwise they are rendered here and compared with
+        the strips drawn.  The first line (the header, if any) is repainted with them: a paint is what says
+        the new data is on screen (``ItemsTable.Drawn``).
         """
         region = self.scrollable_content_region
         width, height = region.width, region.height
@@ -166,6 +172,7 @@ class VirtualList(ScrollView, can_focus=True):
         changed: list[int] = []
         count = self._line_count
         drawn_lines = count if drawn_count is None else drawn_count
+        exact = self.ROWS_EXACT
         try:
             for y in range(self.HEADER_LINES, height):
                 line = top + y - self.HEADER_LINES
@@ -178,6 +185,9 @@ class VirtualList(ScrollView, can_focus=True):
                 old = drawn.get(key)
                 if old is not None and reuse and self.row_unchanged(line):
                     self._line_cache.set(key, old)
+                    continue
+                if exact:
+                    changed.append(y)  # (drawn by the paint: ``render_line``)
                     continue
                 strip = Strip(self.render_row(line, width, key[2])).crop_extend(0, width, base)
                 self._line_cache.set(key, strip)
