@@ -243,3 +243,28 @@ async def test_the_first_edit_keeps_the_lines_the_first_paints_drew(demo_db, mon
         assert len(rendered) < visible // 2
         lines = _painted(table)  # nothing stale on screen
         assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]
+
+
+async def test_the_first_keystroke_in_a_field_restyles_nothing(demo_db, monkeypatch):
+    """The fields carry the validity class their text gives them from the start (``Input`` would add it at the
+    first change, restyling the field on the way to the run)."""
+    from textual.dom import DOMNode
+
+    restyled: list[object] = []
+    real = DOMNode.update_node_styles
+
+    def update_node_styles(node: DOMNode, animate: bool = True) -> None:
+        restyled.append(node)
+        real(node, animate)
+
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, prompt = await focused_prompt(pilot)
+        fields = list(screen.query(FieldInput))
+        assert [field.id for field in fields] == ["prompt", "budget", "tail", "reserved"]
+        assert all(field.has_class("-valid") and not field.has_class("-invalid") for field in fields)
+        monkeypatch.setattr(DOMNode, "update_node_styles", update_node_styles)
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert prompt not in restyled
