@@ -698,6 +698,18 @@ class InspectorScreen(Screen[None]):
             self._start_check()
         # (and should the table not be drawn, as when the side panes take its place on a small screen)
         self.set_timer(self.PANES_AFTER, partial(self._show_panes, result), name="show the panes")
+        self._paint_table()
+
+    def _paint_table(self) -> None:
+        """Paint the table's new rows now, not two idle turns later (the table's turn tells the screen that it
+        changed, whose turn then paints: ``_on_idle``, which still paints when this cannot).  The frame is the
+        one the screen's update would draw (``Screen._on_timer_update``), with the table among its changes."""
+        table = self.query_one(ItemsTable)
+        if not self._paint_result or not self.is_current or self.app._batch_count or not table.is_on_screen:
+            return
+        self._paint_result = False
+        self._dirty_widgets.add(table)  # (what the table's update message will say)
+        self._on_timer_update()
 
     @on(ItemsTable.Drawn)
     def _table_drawn(self, event: ItemsTable.Drawn) -> None:
