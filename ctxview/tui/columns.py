@@ -66,7 +66,8 @@ _CHANGE_MARKERS = {1: "▲", -1: "▼", 0: "•"}
 
 
 def _change(d: Decision, view: TableView) -> str:
-    return _CHANGE_MARKERS[view.diff.direction(d.key)] if d.key in view.diff.changed else ""
+    mark = view.diff.mark(d.key)
+    return _CHANGE_MARKERS[mark] if mark is not None else ""
 
 
 def _min_budget(d: Decision, view: TableView) -> str:

@@ -49,10 +49,11 @@ from ctxview.tui.scoring_view import RoiTable, roi_table
 from ctxview.tui.state import Assembly, MinBudgets, Selection
 from ctxview.tui.view import (
     SORT_MODES,
+    DeferredDiff,
     OutcomeDiff,
     SortMode,
     clean_inline,
-    diff_outcomes,
+    deferred_diff,
     item_id,
     layout_rows,
     note_text,
@@ -585,8 +586,9 @@ class InspectorScreen(Screen[None]):
                 elapsed = time.perf_counter() - started
                 before = on_screen.layout if on_screen is not None else None
                 layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
-                diff = diff_outcomes(previous, trace)
-                counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
+                diff = deferred_diff(previous, trace)  # (the whole diff and the counts: after the table's paint)
+                counts_before = on_screen.counts if on_screen is not None else None
+                counts = None if isinstance(diff, DeferredDiff) else outcome_counts(trace, counts_before, diff)
                 if on_screen is not None:  # (an edit's run: the first run of a session is no guide to the next)
                     self._last_run = time.perf_counter() - started
             finally:
@@ -594,7 +596,7 @@ class InspectorScreen(Screen[None]):
         shown = elapsed if getattr(self.app, "show_timings", True) else None
         # (the budget bar's sent parts and the cache prefix are the other panes': ``_pane_parts``, once the
         # table is drawn)
-        return Assembly(trace, layout, diff, shown, base=previous, counts=counts)
+        return Assembly(trace, layout, diff, shown, base=previous, counts=counts, counts_before=counts_before)
 
     @work(exclusive=True, group="panes", exit_on_error=False)
     async def _pane_parts(self) -> None:
@@ -609,26 +611,39 @@ class InspectorScreen(Screen[None]):
         if result is None or assembler is None:
             return
         try:
-            sent, cache = await asyncio.to_thread(self._measure_panes, assembler, result)
+            sent, cache, counts = await asyncio.to_thread(self._measure_panes, assembler, result)
         except Exception:  # the panes still follow: the bar measures what was sent itself, the cache line waits
-            sent, cache = None, None
-        self._pane_parts_done(result, sent, cache)
+            sent, cache, counts = None, None, None
+        self._pane_parts_done(result, sent, cache, counts)
 
     def _measure_panes(
         self, assembler: SessionAssembler, result: Assembly
-    ) -> tuple[dict[str, int], CachePrefix | None]:
-        """Worker thread: ``Assembly.sent`` and ``Assembly.cache`` of ``result``."""
-        trace, base = result.trace, result.base
+    ) -> tuple[dict[str, int], CachePrefix | None, dict[str, int] | None]:
+        """Worker thread: ``Assembly.sent``, ``Assembly.cache`` and ``Assembly.counts`` of ``result`` (its whole
+        outcome diff first, when the table drew it from a ``DeferredDiff``)."""
+        trace, base, diff = result.trace, result.base, result.diff
         with self._run_lock:  # (the sent parts read the assembler's memo of the run)
+            counts = result.counts
+            if isinstance(diff, DeferredDiff):
+                diff.resolve()
+                counts = outcome_counts(trace, result.counts_before, diff)
             tokens = assembler.message_tokens(trace.summary.engine_line)
             sent = sent_parts(trace, tokens, result.layout.index_of_key)
             cache = cache_prefix(base, trace) if base is not None else None
-        return sent, cache
+        return sent, cache, counts
 
-    def _pane_parts_done(self, result: Assembly, sent: dict[str, int] | None, cache: CachePrefix | None) -> None:
+    def _pane_parts_done(
+        self,
+        result: Assembly,
+        sent: dict[str, int] | None,
+        cache: CachePrefix | None,
+        counts: dict[str, int] | None = None,
+    ) -> None:
         if result is not self.assembly:
             return  # (superseded: a newer result is on its way to the panes)
         result.sent, result.cache = sent, cache
+        if result.counts is None:
+            result.counts = counts
         self._parts_ready = result
         self._show_panes(result)
 
@@ -685,8 +700,9 @@ class InspectorScreen(Screen[None]):
         self.query_one(ChangesLine).busy = False
         self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
-            result.diff = diff_outcomes(self.trace, result.trace)
+            result.diff = deferred_diff(self.trace, result.trace)
             result.counts = None  # (counted from the trace it was diffed against)
+            result.counts_before = self.assembly.counts if self.assembly is not None else None
             result.base = self.trace  # (the cache prefix is measured against it with the sent parts)
         self._applied = generation
         self._release_frames()  # (before the table's refresh: its paint then draws the edited field too)

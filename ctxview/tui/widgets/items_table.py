@@ -313,9 +313,7 @@ class ItemsTable(VirtualList):
         now = self.table_view
         if now.labels != view.labels or now.min_budgets is not view.min_budgets:
             return False
-        key = new.key
-        was = view.diff.direction(key) if key in view.diff.changed else None
-        return was == (now.diff.direction(key) if key in now.diff.changed else None)
+        return view.diff.mark(new.key) == now.diff.mark(new.key)
 
     def set_sort(self, sort: SortMode, layout: TableLayout | None = None) -> None:
         """Re-order the rows (``layout`` may be computed off the UI thread for big traces)."""
@@ -460,8 +458,7 @@ class ItemsTable(VirtualList):
             return [Segment(set_cell_size(label + "─" * max(0, width - len(label)), width), base + style)]
         d = self.trace.decisions[index]
         klass = row_class(d)
-        diff = self.diff
-        direction = diff.direction(d.key) if d.key in diff.changed else None
+        direction = self.diff.mark(d.key)
         styles = self._row_styles(base, klass, direction, cursor)
         view = self.table_view
         gap = styles["gap"]
