@@ -6,6 +6,8 @@ import os
 import time
 from collections.abc import Iterator
 
+import pytest
+
 from ctxview.assembly.forked_map import ForkedText
 
 PARENT = os.getpid()
@@ -63,3 +65,34 @@ def test_cancel_ends_a_child_that_is_still_at_work() -> None:
     later.cancel()
     assert time.monotonic() - started < 10
     later.cancel()  # (twice is harmless: the child is not killed again once waited for)
+
+
+def _written_back(file: object) -> bytes:
+    fileno = file.fileno()  # type: ignore[attr-defined]
+    os.write(fileno, b"ab\xc3\xa9")
+    file.seek(0)  # type: ignore[attr-defined]
+    return file.read()  # type: ignore[attr-defined,no-any-return]
+
+
+def test_the_unnamed_file_gives_back_what_was_written_to_its_descriptor() -> None:
+    from ctxview.assembly.forked_map import unnamed_file
+
+    with unnamed_file() as file:
+        assert _written_back(file) == b"ab\xc3\xa9"
+
+
+def test_without_memfd_the_unnamed_file_is_a_temporary_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxview.assembly import forked_map
+
+    def refused(name: str, flags: int = 0) -> int:
+        raise OSError("no memfd here")
+
+    monkeypatch.setattr(os, "memfd_create", refused, raising=False)
+    with forked_map.unnamed_file() as file:
+        assert _written_back(file) == b"ab\xc3\xa9"
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    with forked_map.unnamed_file() as file:
+        assert _written_back(file) == b"ab\xc3\xa9"
+    written: list[str] = []
+    assert ForkedText(lambda: ["made", " without memfd"]).write_to(written.append) is True
+    assert "".join(written) == "made without memfd"

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,63 @@ def test_a_string_longer_than_the_limit_is_an_error_not_a_gigabyte() -> None:
     assert conn.execute("SELECT printf('%.*c', 300000000, 'x')").fetchone() == (None,)  # SQLite gives up
     with pytest.raises(sqlite3.DataError):
         conn.execute("SELECT zeroblob(300000000)").fetchone()
+    conn.close()
+
+
+def _texts_database(folder: Path, texts: list[bytes]) -> Path:
+    """A database with one table ``t(i, x)`` whose TEXT values are the given bytes, as stored (UTF-8 or not)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "texts.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t(i INTEGER, x TEXT)")
+        conn.executemany("INSERT INTO t VALUES (?, CAST(? AS TEXT))", list(enumerate(texts)))
+    conn.close()
+    return db
+
+
+_VALID = [b"plain", "é, 😀 and ∑".encode(), b"", b"last"]
+_BROKEN = [b"plain", b"a\xffb", b"\xed\xa0\x80 a lone surrogate's bytes", b"last"]
+
+
+@pytest.mark.parametrize("texts", [_VALID, _BROKEN], ids=["utf-8", "not utf-8"])
+def test_fetchall_gives_the_texts_the_replacing_decoder_gives(tmp_path: Path, texts: list[bytes]) -> None:
+    conn = connect_read_only(_texts_database(tmp_path, texts), immutable=True)
+    expected = [(i, readonly.TEXT_FACTORY(raw)) for i, raw in enumerate(texts)]
+    assert conn.execute("SELECT i, x FROM t ORDER BY i").fetchall() == expected
+    assert conn.text_factory is readonly.TEXT_FACTORY  # (put back after the read, whichever way it went)
+    assert conn.execute("SELECT i, x FROM t WHERE i > ? ORDER BY i", (1,)).fetchall() == expected[2:]
+    cursor = conn.execute("SELECT i, x FROM t ORDER BY i")
+    assert cursor.fetchone() == expected[0]
+    assert cursor.fetchall() == expected[1:]  # (rows read before are not read again)
+    assert [tuple(row) for row in conn.execute("SELECT i, x FROM t ORDER BY i")] == expected
+    conn.close()
+
+
+def test_utf_8_is_decoded_at_c_speed_and_with_another_thread_running_by_the_replacing_decoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = connect_read_only(_texts_database(tmp_path, _BROKEN), immutable=True)
+    seen: list[Any] = []
+    real = readonly.TEXT_FACTORY
+
+    def counted(raw: bytes) -> str:
+        seen.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(readonly, "TEXT_FACTORY", counted)
+    valid = connect_read_only(_texts_database(tmp_path / "valid", _VALID), immutable=True)
+    valid.text_factory = counted
+    assert valid.execute("SELECT i, x FROM t ORDER BY i").fetchall() == [(i, real(raw)) for i, raw in enumerate(_VALID)]
+    assert seen == []  # (UTF-8 texts: read at C speed, none through the replacing decoder)
+    valid.close()
+    conn.text_factory = counted
+    expected = [(i, real(raw)) for i, raw in enumerate(_BROKEN)]
+    assert conn.execute("SELECT i, x FROM t ORDER BY i").fetchall() == expected
+    assert seen == _BROKEN  # (the first read stopped at the broken text; the second read every text this way)
+    seen.clear()
+    monkeypatch.setattr(readonly.threading, "active_count", lambda: 2)
+    assert conn.execute("SELECT i, x FROM t ORDER BY i").fetchall() == expected
+    assert seen == _BROKEN  # (one read, every text through the replacing decoder)
     conn.close()
 
 
