@@ -268,3 +268,34 @@ async def test_the_first_keystroke_in_a_field_restyles_nothing(demo_db, monkeypa
         await settle(pilot)
         assert screen.trace.params.prompt == "x"
         assert prompt not in restyled
+
+
+async def test_an_edit_s_table_is_painted_as_its_result_is_applied(demo_db, monkeypatch):
+    """The frame with the new rows is drawn by the result's application itself, not idle turns later."""
+    applying: list[bool] = [False]
+    drawn_while_applying: list[bool] = []
+    real_apply = InspectorScreen._apply
+    real_line = ItemsTable.render_line
+
+    def apply(screen: InspectorScreen, *args: Any) -> None:
+        applying[0] = True
+        try:
+            real_apply(screen, *args)
+        finally:
+            applying[0] = False
+
+    def render_line(table: ItemsTable, y: int) -> Strip:
+        if table.trace is not None and table.trace.params.prompt == "x" and not drawn_while_applying:
+            drawn_while_applying.append(applying[0])
+        return real_line(table, y)
+
+    monkeypatch.setattr(InspectorScreen, "_apply", apply)
+    monkeypatch.setattr(ItemsTable, "render_line", render_line)
+    monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 30.0)  # (quick, whatever the machine: the demo's runs)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert drawn_while_applying == [True]

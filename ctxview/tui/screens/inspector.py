@@ -721,10 +721,14 @@ class InspectorScreen(Screen[None]):
         changed, whose turn then paints: ``_on_idle``, which still paints when this cannot).  The frame is the
         one the screen's update would draw (``Screen._on_timer_update``), with the table among its changes."""
         table = self.query_one(ItemsTable)
-        if not self._paint_result or not self.is_current or self.app._batch_count or not table.is_on_screen:
+        held = getattr(self.app, "_batch_count", 1)  # (frames held: no paint now)
+        if not self._paint_result or not self.is_current or held or not table.is_on_screen:
             return
+        dirty = getattr(self, "_dirty_widgets", None)
+        if not isinstance(dirty, set) or not callable(getattr(self, "_on_timer_update", None)):
+            return  # (another Textual: its own update paints the table)
         self._paint_result = False
-        self._dirty_widgets.add(table)  # (what the table's update message will say)
+        dirty.add(table)  # (what the table's update message will say)
         self._on_timer_update()
 
     @on(ItemsTable.Drawn)
