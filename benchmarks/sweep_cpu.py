@@ -45,7 +45,7 @@ def measure(db: Path, budget: int, workers: int | None) -> dict[str, Any]:
     params = replace(bench.scenario_params(budget), prompt=bench.PROMPT)
     assembler.run(params)
     cpu, wall = time.process_time(), time.perf_counter()
-    budgets = default_budgets(assembler, params)
+    budgets = default_budgets(assembler, params, workers=workers)
     range_cpu, range_wall = time.process_time() - cpu, time.perf_counter() - wall
     cpu, wall = time.process_time(), time.perf_counter()
     result = sweep(assembler, params, budgets, workers=workers)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress, repeat
 from typing import TYPE_CHECKING, Any
 
-from ctxview import sweep_cache
+from ctxview import sweep_cache, sweep_measure
 from ctxview.assembly.assembler import empty_result
 from ctxview.assembly.select import SelectionOrder
 from ctxview.gc_pause import gc_paused
@@ -90,21 +90,23 @@ SENT_FROM_SENTENCE = (
 )
 
 
-def budget_range(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
+def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | None = None) -> tuple[int, int]:
     """(smallest, largest) token budget worth sweeping: the fresh-tail size and the whole session.
 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
     That size is measured by a run at the item total, unless an earlier sweep of this database
-    state with the same params kept it (``sweep_cache.known_cut``).
+    state with the same params kept it (``sweep_cache.known_cut``).  ``workers`` as for ``sweep``:
+    where it allows two processes, a forked one measures every message for that run's engine step
+    while this one cleans them up (``sweep_measure``; 1: never).
     """
     # (collector paused throughout: the runs' traces it drops are freed as they go, and what lives on, the top
     # trace kept for the sweep, is frozen rather than walked by the first collection after: ~0.15 s at 100,000)
     with gc_paused(keep=True):
-        return _range_runs(assembler, params)
+        return _range_runs(assembler, params, workers)
 
 
-def _range_runs(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
+def _range_runs(assembler: SessionAssembler, params: Params, workers: int | None = None) -> tuple[int, int]:
     low, high = _range_of(_run(assembler, params))
     top_params = replace(params, token_budget=high)
     reserved = max(0, params.reserved_tokens)
@@ -113,7 +115,14 @@ def _range_runs(assembler: SessionAssembler, params: Params) -> tuple[int, int]:
     if known is not None:
         _remember(None)
         return low, known + reserved
-    top = _run(assembler, top_params)
+    measuring = None
+    if _worker_count(workers, 2, len(assembler.session.items)) > 1:  # (it starts none where values are known)
+        measuring = sweep_measure.start(assembler, top_params)
+    try:
+        top = _run(assembler, top_params)
+    finally:
+        if measuring is not None:
+            measuring.close()
     clamp = top.stages.get("serializedClamp") or {}
     if clamp.get("clamped"):
         before = clamp.get("serializedTokensBefore")
@@ -166,9 +175,11 @@ def _range_of(trace: Trace) -> tuple[int, int]:
     return low, high
 
 
-def default_budgets(assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS) -> list[int]:
+def default_budgets(
+    assembler: SessionAssembler, params: Params, points: int = DEFAULT_POINTS, *, workers: int | None = None
+) -> list[int]:
     """``points`` budgets evenly spaced from the fresh-tail size to the total, both ends included."""
-    low, high = budget_range(assembler, params)
+    low, high = budget_range(assembler, params, workers=workers)
     return spaced(low, high, points)
 
 
@@ -241,7 +252,14 @@ def sweep(
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
         whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
-        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole))
+
+        def meanwhile() -> None:  # (this process's share is done; the worker's runs usually take longer)
+            with gc_paused():
+                sweep_cache.save(assembler, params)
+
+        outcomes.update(
+            _exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole, meanwhile)
+        )
     else:
         # (between the runs too: a collection there would walk the last run's objects; and what lives on, the top
         # trace and what the runs added to the session's caches, is frozen rather than walked once they are done)
@@ -367,7 +385,7 @@ def sweep_session(
     expected = 1 + max(0, (points if runs is None else min(runs, points)) - 1)  # (sweep corrects it)
     report = _Progress(progress, expected)
     report.check()
-    found_low, found_high = budget_range(assembler, params)
+    found_low, found_high = budget_range(assembler, params, workers=workers)
     try:  # the range's top run waits for the sweep; whatever happens, it is not kept past it
         report.done_one()
         low = found_low if low is None else low
@@ -522,10 +540,11 @@ def _exact_runs_forked(
     keep: Callable[[int, Trace], None],
     plan_keys: list[str],
     whole: int | None = None,
+    meanwhile: Callable[[], Any] | None = None,
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
-    equal cost; this process runs the share with the largest budget (``keep`` sees its traces).
-    ``report`` hears of each run as it finishes and may stop them all."""
+    equal cost; this process runs the share with the largest budget (``keep`` sees its traces), then
+    ``meanwhile`` while the others finish.  ``report`` hears of each run as it finishes and may stop them all."""
     import multiprocessing
 
     global _FORKED
@@ -542,6 +561,8 @@ def _exact_runs_forked(
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
                 report.done_one()
+            if meanwhile is not None:
+                meanwhile()
             for budget, run, same in forked:
                 if same:
                     run.keys = plan_keys

@@ -355,6 +355,31 @@ class SerializedCache:
         # per reader (a table's id, "pairs"), the ``origin`` of the last tagged list it read whole, and its answer
         self._answers: dict[Any, tuple[Any, Any]] = {}
         self.limit = limit
+        self._pending: Callable[[], Any] | None = None  # values on their way (``defer``), taken at the first list read
+
+    @property
+    def estimate(self) -> Callable[[Any], int]:
+        """The §4.3 estimate this cache measures with."""
+        return self._estimate
+
+    def size(self) -> int:
+        """Messages held (measured for at least one value)."""
+        return len(self._alive)
+
+    def deferred(self) -> Callable[[], Any] | None:
+        """What ``defer`` was last given, until the read that calls it."""
+        return self._pending
+
+    def defer(self, take: Callable[[], Any] | None) -> None:
+        """Call ``take`` (once) before the next whole-list read (``*_of_all``, ``known``): values measured
+        elsewhere (a forked process) arrive there through ``remember``, while this process did other work.
+        A value asked for one message before that is measured here, as always (the same value either way)."""
+        self._pending = take
+
+    def _take_pending(self) -> None:
+        take, self._pending = self._pending, None
+        if take is not None:
+            take()
 
     def _hold(self, message: Any) -> int:
         key = id(message)
@@ -387,6 +412,8 @@ class SerializedCache:
 
     def _of_all(self, table: dict[int, Any], one: Callable[[Any], Any], messages: Sequence[Any]) -> list[Any]:
         """``[one(m) for m in messages]``, looking the cached ones up at C speed."""
+        if self._pending is not None:
+            self._take_pending()
         known = self.answer_for(id(table), messages)
         if known is not None:
             return list(known)
@@ -462,6 +489,8 @@ class SerializedCache:
 
     def known(self, messages: Sequence[Any]) -> tuple[list[int | None], list[str | None], list[Any]]:
         """(tokens, h16, pairing) measured so far of each message, None where not (nothing is measured here)."""
+        if self._pending is not None:
+            self._take_pending()
         ids = list(map(id, messages))
         return list(map(self._tokens.get, ids)), list(map(self._h16.get, ids)), list(map(self._pairing.get, ids))
 

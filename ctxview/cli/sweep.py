@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     with LcmStore(args.db) as store:
         session = store.load_session(conversation)
     assembler = SessionAssembler(session)
-    low, high = budget_range(assembler, params)
+    low, high = budget_range(assembler, params, workers=args.jobs)
     low = args.low if args.low is not None else low
     high = args.high if args.high is not None else high
     if low < 1 or high < low:

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan, SameMessages
+from ctxview.assembly.incremental.chunked_repair import MIN_SPAN, ChunkPlan, SameMessages, _gives_back
 from ctxview.assembly.postprocess import FRESH, clean_selected
 from ctxview.assembly.resolve import ResolvedItem
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
@@ -258,9 +258,13 @@ def test_runs_at_one_cut_learn_which_whole_chunks_come_back_unchanged() -> None:
     plan.run([0, 2, 3, 4], 5, items[5].ordinal, all_results)
     assert list(plan._unchanged[2]) == [1, 0, 1, 1, 1]
     assert bytes(plan._unchanged[2]) == plan.unchanged_chunks(5, items[5].ordinal)
-    # another cut: learned afresh, from the outcomes computed at it (items 0 and 5 were looked up: not known)
-    plan.run([0, 1], 2, items[2].ordinal, all_results)
+    # another cut: learned afresh, from the outcomes computed at it (item 0 is not selected, item 5 was looked
+    # up: not known)
+    plan.run([1], 2, items[2].ordinal, all_results)
     assert list(plan._unchanged[2]) == [0, 0, 1, 1, 0]
+    # a run that selects every item learns every chunk from one whole-selection pass first
+    plan.run([0, 1], 2, items[2].ordinal, all_results)
+    assert list(plan._unchanged[2]) == [1, 0, 1, 1, 1]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -320,3 +324,83 @@ def test_a_run_that_keeps_the_same_items_as_the_last_copies_its_outcome() -> Non
         run = plan.run(kept, cut, items[cut].ordinal, all_results)
         assert_as_whole_selection(run, items, kept, cut, all_results)
         assert run.repair.orphan_results == reference(items, kept, cut, all_results)[1].orphan_results
+
+
+def chunk_by_chunk_flags(plan: ChunkPlan, cut: int, orphan: float, all_results: dict[str, list[int]]) -> list[int]:
+    """Per chunk: does §7.1–§7.4 of the whole chunk alone give its items back as they were (the definition)?"""
+    flags = []
+    for first, end in zip(plan.start, plan.stop, strict=True):
+        outcome = plan._outcome(list(range(first, end)), cut, orphan, all_results)
+        flags.append(int(_gives_back(outcome, plan.items[first:end])))
+    return flags
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), messages=st.lists(message(), min_size=1, max_size=16))
+def test_one_whole_selection_pass_flags_exactly_the_chunks_given_back(
+    data: st.DataObject, messages: list[dict[str, Any]]
+) -> None:
+    """Orphans, duplicates, split pairs, blank and empty messages, terminal turns, chunks across the cut: the
+    flags of the one pass are those of cleaning each chunk up alone."""
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    cut = data.draw(st.integers(0, len(items)))
+    orphan = items[cut].ordinal if cut < len(items) else math.inf
+    expected = chunk_by_chunk_flags(plan, cut, orphan, all_results)
+    assert list(plan.whole_selection_flags(cut, orphan, all_results)) == expected
+    split = data.draw(st.integers(0, len(plan.start)))  # (the pass over two runs of chunks, as a sweep shares it)
+    head = plan.whole_selection_flags(cut, orphan, all_results, range(split))
+    tail = plan.whole_selection_flags(cut, orphan, all_results, range(split, len(plan.start)))
+    assert list(head + tail) == expected
+
+
+def test_the_one_pass_flags_of_a_session_with_every_kind_of_repair() -> None:
+    messages = [
+        {"role": "user", "content": "q"},  # chunk 0: unchanged
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}, call("a")]},  # 1: its result comes late
+        {"role": "user", "content": "between"},
+        {"role": "toolResult", "toolCallId": "a", "content": "r"},  # (moved behind its call)
+        {"role": "assistant", "content": [call("b"), call("b")]},  # 2: a repeated call id, no result
+        {"role": "toolResult", "toolCallId": "z", "content": "orphan"},  # 3: dropped
+        {"role": "assistant", "content": []},  # 4: empty
+        {"role": "assistant", "content": [call("c")]},  # 5: answered twice
+        {"role": "toolResult", "toolCallId": "c", "content": "one"},
+        {"role": "toolResult", "toolCallId": "c", "content": "two"},
+        {"role": "user", "content": "more"},  # 6: unchanged
+        {"role": "assistant", "content": [{"type": "text", "text": "y"}, call("d")]},  # 7: across the cut
+        {"role": "toolResult", "toolCallId": "d", "content": "r"},
+        {"role": "user", "content": "end"},  # 8: unchanged
+    ]
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    all_results = results_index(items)
+    assert list(zip(plan.start, plan.stop, strict=True)) == [
+        (0, 1), (1, 4), (4, 5), (5, 6), (6, 7), (7, 10), (10, 11), (11, 13), (13, 14)
+    ]
+    for cut in range(len(items) + 1):
+        orphan = items[cut].ordinal if cut < len(items) else math.inf
+        flags = list(plan.whole_selection_flags(cut, orphan, all_results))
+        assert flags == chunk_by_chunk_flags(plan, cut, orphan, all_results)
+    assert list(plan.whole_selection_flags(12, items[12].ordinal, all_results)) == [1, 0, 0, 0, 0, 0, 1, 1, 1]
+    # the result of the call before the cut is in the fresh tail: the call, evictable, keeps it (answered)
+    assert list(plan.whole_selection_flags(14, math.inf, all_results)) == [1, 0, 0, 0, 0, 0, 1, 1, 1]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), messages=st.lists(message(), min_size=1, max_size=16))
+def test_a_whole_selection_run_learned_from_one_pass_equals_the_whole_selection(
+    data: st.DataObject, messages: list[dict[str, Any]]
+) -> None:
+    """The run that selects every item (its flags from the one pass, flagged chunks appended as spans), and
+    the runs after it at the same cut, give what the whole-selection functions give."""
+    items = items_of(messages)
+    plan = ChunkPlan.build(items)
+    plan.min_span = data.draw(st.sampled_from([1, 2, MIN_SPAN]))
+    all_results = results_index(items)
+    cut = data.draw(st.integers(0, len(items)))
+    orphan = items[cut].ordinal if cut < len(items) else math.inf
+    assert_as_whole_selection(whole_selection(plan, cut, all_results), items, list(range(cut)), cut, all_results)
+    assert plan.unchanged_chunks(cut, orphan) == bytes(chunk_by_chunk_flags(plan, cut, orphan, all_results))
+    kept = sorted(data.draw(st.sets(st.integers(0, max(0, cut - 1)), max_size=cut)) if cut else set())
+    assert_as_whole_selection(plan.run(kept, cut, orphan, all_results), items, kept, cut, all_results)

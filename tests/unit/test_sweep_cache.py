@@ -66,17 +66,25 @@ def _plan(assembler: SessionAssembler) -> chunked_repair.ChunkPlan:
 
 
 class _Counted:
-    """Counts ``ChunkPlan._outcome`` calls (whole clean-ups and repairs of a chunk's selected items)."""
+    """Counts ``ChunkPlan._outcome`` calls (whole clean-ups and repairs of a chunk's selected items) and
+    ``ChunkPlan.whole_selection_flags`` passes (one clean-up and repair of every item)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
+        self.passes = 0
         original = chunked_repair.ChunkPlan._outcome
+        original_pass = chunked_repair.ChunkPlan.whole_selection_flags
 
         def counted(plan: chunked_repair.ChunkPlan, *args: object) -> chunked_repair.ChunkOutcome:
             self.calls += 1
             return original(plan, *args)  # type: ignore[arg-type]
 
+        def counted_pass(plan: chunked_repair.ChunkPlan, *args: object) -> bytes:
+            self.passes += 1
+            return original_pass(plan, *args)  # type: ignore[arg-type]
+
         monkeypatch.setattr(chunked_repair.ChunkPlan, "_outcome", counted)
+        monkeypatch.setattr(chunked_repair.ChunkPlan, "whole_selection_flags", counted_pass)
 
 
 def test_a_second_process_takes_the_whole_run_and_sweeps_the_same(
@@ -86,6 +94,7 @@ def test_a_second_process_takes_the_whole_run_and_sweeps_the_same(
     first = _load(db)
     computed = _swept(first)
     computed_calls = counted.calls
+    assert counted.passes == 1  # (the run at the whole session learned its chunks from one pass)
     assert len(_sweep_files(cache)) == 1
     plan = _plan(first)
     whole = plan.whole_run()
@@ -93,7 +102,7 @@ def test_a_second_process_takes_the_whole_run_and_sweeps_the_same(
     flags = plan.unchanged_chunks(*whole)
     assert 0 < flags.count(1) < len(flags)  # the sample has chunks of both kinds
 
-    counted.calls = 0
+    counted.calls = counted.passes = 0
     second = _load(db)
     assert sweep_cache.prime(second, PARAMS)
     told = _plan(second)
@@ -105,7 +114,7 @@ def test_a_second_process_takes_the_whole_run_and_sweeps_the_same(
     assert not sweep_cache.prime(second, PARAMS)  # once
     taken = _swept(second)
     _same(taken, computed)
-    assert counted.calls < computed_calls
+    assert counted.passes == 0 and counted.calls <= computed_calls  # (the flags came from the file)
     assert _plan(second).unchanged_chunks(*whole) == flags
     assert len(_sweep_files(cache)) == 1  # nothing written again: it was read
 
@@ -196,3 +205,23 @@ def test_a_range_top_the_clamp_cut_is_kept_per_run_and_not_run_again(
     plain = sweep_session(_load(db), live, points=9, runs=4, workers=1)
     _same(moved, plain)
     assert plain.budgets[-1] != computed.budgets[-1]
+
+
+def test_a_sweep_shared_with_a_forked_worker_writes_the_file_while_it_waits(cache: Path, db: Path) -> None:
+    """With a forked worker the file is written while this process waits for the worker's runs (with the
+    values of every message the range's forked measure gave); a later process takes it and sweeps the same."""
+    first = _load(db)
+    alone = _swept(first)
+    (name,) = _sweep_files(cache)
+    os.remove(cache / name)
+    whole = _plan(first).whole_run()
+    assert whole is not None
+    second = _load(db)
+    shared = sweep_session(second, PARAMS, points=9, runs=4, workers=2)
+    assert _sweep_files(cache) == [name]
+    _same(shared, alone)
+    assert _plan(second).unchanged_chunks(*whole) == _plan(first).unchanged_chunks(*whole)
+    later = _load(db)
+    assert sweep_cache.prime(later, PARAMS)
+    _same(_swept(later), alone)
+    assert _plan(later).unchanged_chunks(*whole) == _plan(first).unchanged_chunks(*whole)

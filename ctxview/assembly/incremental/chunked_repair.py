@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, repeat
 from typing import Any
 
 from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, Entry, clean_selected
-from ctxview.assembly.resolve import ResolvedItem
+from ctxview.assembly.resolve import ResolvedItem, messages_of
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
 
 _MESSAGE = operator.attrgetter("message")
@@ -106,6 +106,9 @@ class ChunkPlan:
     _unchanged: tuple[int, float, bytes | bytearray] | None = None
     kept_across: bool = False  # what this plan learned is written to (or was read from) ``sweep_cache``
     min_span: int = MIN_SPAN  # (tests set 1: every whole flagged chunk then goes through the span path)
+    # what gives ``whole_selection_flags`` of every chunk to a run that selects every item, when not that method
+    # (the budget sweep's ``sweep_measure`` shares the pass with a forked process); the same flags either way
+    whole_learner: Callable[[ChunkPlan, int, float, Any], bytes] | None = None
 
     @classmethod
     def build(cls, items: Sequence[ResolvedItem]) -> ChunkPlan:
@@ -143,6 +146,7 @@ class ChunkPlan:
         whole = self._whole
         if whole is not None and whole[0] == cut and whole[1] == orphan_ordinal and whole[2] is all_results:
             return whole[3].copy()
+        self._learn_whole(cut, orphan_ordinal, all_results)
         whole_run = self._run(kept, cut, orphan_ordinal, all_results).copy()
         self._whole = (cut, orphan_ordinal, all_results, whole_run)
         return whole_run.copy()
@@ -250,6 +254,115 @@ class ChunkPlan:
         learning = bytearray(flags)
         self._unchanged = (cut, orphan_ordinal, learning)
         return learning
+
+    def _learn_whole(self, cut: int, orphan_ordinal: float, all_results: Any) -> None:
+        """Before a run that selects every item: flag the chunks one whole-selection pass finds unchanged at
+        this cut (``whole_selection_flags``), unless at least half of them are flagged already.  The run then
+        appends the flagged ones as spans, and cleans up only the others chunk by chunk (one clean-up and
+        one repair call per chunk cost ~3 s at 100,000 items; the one pass over all of them ~1 s)."""
+        known = self._unchanged
+        if known is not None and known[0] == cut and known[1] == orphan_ordinal:
+            if 2 * sum(known[2]) >= len(known[2]):
+                return
+            flags = bytearray(known[2])
+        else:
+            flags = bytearray(len(self.start))
+        learner = self.whole_learner
+        learned = learner(self, cut, orphan_ordinal, all_results) if learner is not None else b""
+        if len(learned) != len(flags):
+            learned = self.whole_selection_flags(cut, orphan_ordinal, all_results)
+        flags = bytearray(map(operator.or_, flags, learned))
+        self._unchanged = (cut, orphan_ordinal, flags)
+
+    def whole_selection_flags(
+        self, cut: int, orphan_ordinal: float, all_results: Any, chunks: range | None = None
+    ) -> bytes:
+        """One byte per chunk of ``chunks`` (default: every chunk): 1 where §7.1–§7.4 of the whole chunk alone
+        at this cut gives its items' own messages and keys back, in order, with nothing recorded
+        (``_gives_back``), learned from ONE pass of the whole-selection functions over the items of those chunks
+        (chunks are independent: that pass is the concatenation of the chunks' own).  A chunk is flagged only
+        when each of its items comes out of the clean-up and of the repair, in order, as its own stored message
+        and key, and no record names any of them; anything else (dropped, copied, moved, synthetic results,
+        keys that do not map) leaves it, or every chunk, 0."""
+        chunks = range(len(self.start)) if chunks is None else chunks
+        flags = bytearray(b"\x01") * len(chunks)
+        if not chunks:
+            return bytes(flags)
+        base, end = self.start[chunks.start], self.stop[chunks.stop - 1]
+        items = list(self.items[base:end])
+        count = len(items)
+        chunk_of = [chunk - chunks.start for chunk in self.chunk_of[base:end]]  # (by position in ``items``)
+        messages_of(items)  # (unpacked in blocks of the render cache file, where they are packed in one)
+        fresh = {item.ordinal for item in items[max(0, cut - base) :]}
+        cleaned = clean_selected(items, fresh, orphan_ordinal, all_results)
+        entries = cleaned.entries
+        log = RepairLog()
+        messages, keys = sanitize_tool_use_result_pairing_keyed(
+            [entry.message for entry in entries], [entry.item.key for entry in entries], log
+        )
+        position_of: dict[Any, int] | None = None
+
+        def position(key: Any) -> int | None:
+            nonlocal position_of
+            if position_of is None:
+                position_of = {item.key: p for p, item in enumerate(items)}
+                if len(position_of) != count:  # (keys that repeat: no key says which item it is)
+                    position_of = {}
+            return position_of.get(key) if isinstance(key, str) else None
+
+        recorded = [
+            *cleaned.stripped_calls, *cleaned.dropped_orphan_calls, *cleaned.dropped_empty, *log.orphan_results,
+            *log.duplicate_results, *log.calls_removed, *log.dropped_assistants, *log.synthetic,
+            *log.moved_after_results, *log.moved_after_results.values(),
+        ]
+        for key in recorded:
+            at = position(key)
+            if at is None:
+                return bytes(len(flags))
+            flags[chunk_of[at]] = 0
+        # the clean-up keeps the items' order and only drops: every item skipped, or not its own message, spoils
+        stored = [item.stored_message for item in items]
+        at = 0
+        for entry in entries:
+            item = entry.item
+            if item is not items[at]:
+                found = position(item.key)
+                if found is None or found < at or items[found] is not item:
+                    return bytes(len(flags))
+                for skipped in range(at, found):
+                    flags[chunk_of[skipped]] = 0
+                at = found
+            if entry.message is not stored[at]:
+                flags[chunk_of[at]] = 0
+            at += 1
+        for skipped in range(at, count):
+            flags[chunk_of[skipped]] = 0
+        # the repair's output: in order, each item's own message under its key; else the chunks involved spoil
+        at = 0
+        for message, key in zip(messages, keys, strict=True):
+            if at < count and key == items[at].key:
+                if message is not stored[at]:
+                    flags[chunk_of[at]] = 0
+                at += 1
+                continue
+            found = position(key)
+            if found is None:  # (a synthetic result, after its call's assistant: in the chunk just passed)
+                if not at:
+                    return bytes(len(flags))
+                flags[chunk_of[at - 1]] = 0
+                continue
+            if found < at:  # (moved behind, or twice)
+                flags[chunk_of[found]] = 0
+                flags[chunk_of[max(0, at - 1)]] = 0
+                continue
+            for skipped in range(at, found):  # (dropped)
+                flags[chunk_of[skipped]] = 0
+            if message is not stored[found]:
+                flags[chunk_of[found]] = 0
+            at = found + 1
+        for skipped in range(at, count):
+            flags[chunk_of[skipped]] = 0
+        return bytes(flags)
 
     def _learned(
         self, members: list[int], cut: int, orphan_ordinal: float, all_results: Any, learning: bytearray

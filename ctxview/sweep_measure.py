@@ -1,0 +1,320 @@
+"""A first sweep's run at the whole session, shared with a forked process on the idle core.
+
+The run at the whole session that starts a sweep of a database state no earlier sweep kept
+(``sweep_cache``) spends its time on two things no other step needs first: learning which tool-id
+chunks come back unchanged (``ChunkPlan.whole_selection_flags``: unpacking, clean-up and repair of
+every item) and measuring every message for the engine (serialized tokens, the §9.3 hash, pairing
+ids: a ``JSON.stringify`` of each).  A forked copy of this process shares both:
+
+* it measures messages from the last one down, a batch at a time, from the moment it starts;
+* when the run reaches its clean-up (``ChunkPlan.whole_learner``), both learn the chunk flags, this
+  process from the first chunk up and the child from the last down, until they meet;
+* when the run reaches its engine step (the memo's first whole-list read: ``SerializedCache.defer``),
+  this process measures from the first message up until it meets the child's claim, then takes the
+  child's values (``remember``).
+
+Both sides claim their next batch in a small shared map the other reads before its own next one, so
+a slow child (the other core busy) is never waited for longer than a batch.  Every value and flag is
+the one this process would compute (the same functions, messages with the same JSON text); a child
+that fails or sends nothing usable changes nothing: this process computes what is missing itself.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import mmap
+import os
+import select
+import signal
+import struct
+import time
+from typing import TYPE_CHECKING, Any
+
+from ctxview.assembly.resolve import messages_of
+from ctxview.assembly.volatile import SerializedCache
+from ctxview.jserrors import JSError
+
+if TYPE_CHECKING:
+    from ctxview.assembly.incremental.chunked_repair import ChunkPlan
+    from ctxview.assembly.resolve import ResolvedItem
+    from ctxview.model import Params
+    from ctxview.pipeline import SessionAssembler
+
+_NO_PAIRING: tuple[list[str], str | None] = ([], None)  # (most messages issue and answer no call)
+BATCH = 2048  # messages measured between two looks at the other process's claim (~20–40 ms)
+# the shared map: this process measures below FRONT, the child from BACK up; REQUEST: 1 flags wanted (at CUT,
+# ORPHAN: this process learns the chunks below CHUNK_FRONT, the child from CHUNK_BACK up), 2 nothing more
+CHUNK_BATCH = 2048  # chunks whose flags are learned between two looks at the other process's claim
+_FRONT, _BACK, _REQUEST, _CUT, _ORPHAN, _CHUNK_FRONT, _CHUNK_BACK = 0, 8, 16, 24, 32, 40, 48
+_FLAGS, _VALUES = b"F", b"V"  # the child's messages on the pipe: kind, length, payload
+_HEADER = struct.Struct("<cq")
+
+
+class MeasuringFork:
+    """A forked process sharing the whole session's run: ``learn`` (the chunk flags), ``take`` (the values)."""
+
+    def __init__(
+        self, plan: ChunkPlan, all_results: Any, memo: SerializedCache, pid: int, fd: int, shared: mmap.mmap
+    ) -> None:
+        self.plan = plan
+        self.items = list(plan.items)
+        self.all_results = all_results
+        self.memo = memo
+        self.pid = pid
+        self.fd = fd
+        self.shared = shared
+        self.taken: bool | None = None  # None: not yet; then whether the child's values were remembered
+        self.measured_here = 0  # messages this process measured itself meanwhile
+        self.flags_from_child = 0  # chunks whose flags the child learned
+        self._values: bytes | None = None  # the child's values, when they came while waiting for its flags
+
+    def learn(self, plan: ChunkPlan, cut: int, orphan_ordinal: float, all_results: Any) -> bytes:
+        """``plan.whole_selection_flags`` of every chunk: this process learns them from the first chunk up, a
+        batch at a time, and the child from the last down, until they meet (a batch of the child's at most is
+        waited for; if it sends nothing usable, this process learns the rest itself)."""
+        chunks = len(plan.start)
+        if (
+            plan is not self.plan or all_results is not self.all_results or self.taken is not None or self.fd < 0
+            or not self.items
+        ):
+            return plan.whole_selection_flags(cut, orphan_ordinal, all_results)
+        shared = self.shared
+        struct.pack_into("<qd", shared, _CUT, cut, orphan_ordinal)
+        _set(shared, _CHUNK_BACK, chunks)
+        _set(shared, _REQUEST, 1)
+        head = bytearray()
+        front = 0
+        while True:
+            back = _get(shared, _CHUNK_BACK)
+            if front >= back:
+                break
+            end = min(front + CHUNK_BATCH, back)
+            _set(shared, _CHUNK_FRONT, end)
+            head += plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(front, end))
+            front = end
+        tail = self._receive(_FLAGS)
+        first = int.from_bytes(tail[:8], "little") if tail is not None and len(tail) >= 8 else chunks + 1
+        if first > front or len(tail or b"") - 8 != chunks - first:  # (none, or a gap: learned here)
+            return bytes(head) + plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(front, chunks))
+        assert tail is not None
+        self.flags_from_child = chunks - front
+        return bytes(head) + tail[8 + front - first :]
+
+    def take(self) -> bool:
+        """Measure from the first message up until the child's claim is reached (or the child is done), then
+        give the child's values to the memo (False: none usable; nothing of the child's remembered)."""
+        if self.taken is not None:
+            return self.taken
+        self.taken = False
+        items = self.items
+        front = 0
+        payload = self._values
+        if payload is None and self.fd >= 0:
+            while not select.select([self.fd], [], [], 0)[0]:  # (readable: the child's values, or it is gone)
+                back = _get(self.shared, _BACK)
+                if front >= back:
+                    break
+                end = min(front + BATCH, back)
+                _set(self.shared, _FRONT, end)
+                batch = messages_of(items[front:end])
+                self.memo.h16_of_all(batch)  # (the tokens on the way: one stringify each)
+                self.memo.pairing_of_all(batch)
+                self.measured_here += end - front
+                front = end
+            payload = self._receive(_VALUES)
+        if not self.shared.closed:
+            _set(self.shared, _REQUEST, 2)  # (nothing more to ask: the child may leave)
+        values = _values(payload or b"", len(items))
+        if values is None:
+            return False
+        first, tokens, h16s, pairings = values
+        self.taken = self.memo.remember(messages_of(items[first:]), tokens, h16s, pairings)
+        return self.taken
+
+    def _receive(self, kind: bytes) -> bytes | None:
+        """The child's next message of ``kind`` (a values message on the way is kept); None: none came."""
+        while self.fd >= 0:
+            header = self._read(_HEADER.size)
+            if header is None:
+                break
+            got, length = _HEADER.unpack(header)
+            payload = self._read(length)
+            if payload is None:
+                break
+            if got == kind:
+                return payload
+            if got == _VALUES:
+                self._values = payload
+        return None
+
+    def _read(self, size: int) -> bytes | None:
+        chunks: list[bytes] = []
+        while size > 0:
+            chunk = os.read(self.fd, min(size, 1 << 20))
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        """Let the child go (or end it, when its values were never taken: the run stopped before its engine
+        step) and stop sharing the plan's clean-up."""
+        if self.memo.deferred() == self.take:
+            self.memo.defer(None)
+        if self.plan.whole_learner == self.learn:
+            self.plan.whole_learner = None
+        if self.taken is None:
+            self.taken = False
+            if self.pid > 0:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        if not self.shared.closed:
+            _set(self.shared, _REQUEST, 2)
+            self.shared.close()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.pid > 0:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = 0
+
+
+def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
+    """Fork a process sharing the next run at the whole session with this one (its clean-up through the plan's
+    ``whole_learner``, its measures through the engine memo's ``defer``); None (nothing started) where the memo
+    already holds most messages, the session cannot be resolved, or the fork fails.  The caller makes sure
+    forking is safe (no other thread) and calls ``close`` when the run is over."""
+    from ctxview.assembly.incremental.static import chunk_plan_of, static_of
+
+    try:
+        rules = assembler.rules(params)[0]
+        resolved = assembler.resolved(params.timezone, rules.sender_metadata)
+        static = static_of(assembler.session, resolved, params.timezone)
+    except JSError:
+        return None
+    plan = chunk_plan_of(static, resolved)
+    items = list(plan.items)
+    memo = assembler.engine_memo(rules)
+    if not items or 2 * memo.size() >= len(items):
+        return None
+    shared = mmap.mmap(-1, 56)  # (anonymous and shared: both processes see each other's claims)
+    _set(shared, _BACK, len(items))
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        shared.close()
+        return None
+    parent = os.getpid()
+    if pid == 0:  # the child: share the work, leave without running anything of the parent's on the way out
+        status = 1
+        try:
+            os.close(read)
+            gc.disable()  # (short-lived: a collection would only walk, and copy, the inherited heap)
+            with os.fdopen(write, "wb") as out:
+                _child(plan, static.all_results, items, memo.estimate, shared, out, parent)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write)
+    fork = MeasuringFork(plan, static.all_results, memo, pid, read, shared)
+    memo.defer(fork.take)
+    plan.whole_learner = fork.learn
+    return fork
+
+
+def _child(
+    plan: ChunkPlan, all_results: Any, items: list[ResolvedItem], estimate: Any, shared: mmap.mmap, out: Any,
+    parent: int,
+) -> None:
+    """Measure from the last message down until the parent's claim; learn the flags it asks for on the way
+    (or after, until told there is nothing more, or the parent is gone); send both."""
+    served = False
+
+    def serve() -> None:
+        nonlocal served
+        if served or _get(shared, _REQUEST) != 1:
+            return
+        served = True
+        cut, orphan_ordinal = struct.unpack_from("<qd", shared, _CUT)
+        back = len(plan.start)
+        parts: list[bytes] = []
+        while True:
+            low = max(_get(shared, _CHUNK_FRONT), back - CHUNK_BATCH)
+            if low >= back:
+                break
+            _set(shared, _CHUNK_BACK, low)
+            parts.append(plan.whole_selection_flags(cut, orphan_ordinal, all_results, range(low, back)))
+            back = low
+        _send(out, _FLAGS, back.to_bytes(8, "little") + b"".join(reversed(parts)))
+
+    own = SerializedCache(estimate=estimate)
+    back = len(items)
+    while True:
+        serve()
+        low = max(_get(shared, _FRONT), back - BATCH)
+        if low >= back:
+            break
+        _set(shared, _BACK, low)
+        own.h16_of_all(messages_of(items[low:back]))  # (the tokens on the way: one stringify each)
+        back = low
+    _send(out, _VALUES, _measured(own, items[back:], back))
+    while not served and _get(shared, _REQUEST) != 2 and os.getppid() == parent:  # (the flags may still be asked)
+        serve()
+        time.sleep(0.002)
+
+
+def _send(out: Any, kind: bytes, payload: bytes) -> None:
+    out.write(_HEADER.pack(kind, len(payload)))
+    out.write(payload)
+    out.flush()
+
+
+def _get(shared: mmap.mmap, offset: int) -> int:
+    value: int = struct.unpack_from("<q", shared, offset)[0]
+    return value
+
+
+def _set(shared: mmap.mmap, offset: int, value: int) -> None:
+    struct.pack_into("<q", shared, offset, value)
+
+
+def _measured(own: SerializedCache, items: list[ResolvedItem], first: int) -> bytes:
+    """(first index, tokens, h16s, pairing ids of the messages that have any, by index from the first) of the
+    items' messages (measured already where ``own`` holds them), marshalled."""
+    messages = messages_of(items)
+    tokens = own.tokens_of_all(messages)
+    h16s = own.h16_of_all(messages)
+    pairings = own.pairing_of_all(messages)
+    some = {index: pairing for index, pairing in enumerate(pairings) if pairing != _NO_PAIRING}
+    return marshal.dumps((first, tokens, h16s, some))
+
+
+def _values(payload: bytes, count: int) -> tuple[int, list[int], list[str], list[Any]] | None:
+    """The child's values (from which index, and for each message from there on), or None where the payload
+    is not what ``_measured`` makes for ``count`` messages."""
+    if not payload:
+        return None
+    try:
+        first, tokens, h16s, some = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not (
+        type(first) is int and 0 <= first <= count and isinstance(tokens, list) and isinstance(h16s, list)
+        and isinstance(some, dict) and len(tokens) == len(h16s) == count - first
+        and all(type(index) is int and 0 <= index < count - first for index in some)
+    ):
+        return None
+    pairings: list[Any] = [_NO_PAIRING] * (count - first)  # (one shared value: pairing ids are read, never changed)
+    for index, pairing in some.items():
+        pairings[index] = pairing
+    return first, tokens, h16s, pairings
