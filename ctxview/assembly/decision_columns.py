@@ -11,7 +11,8 @@ against each other on every run it makes.
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import repeat
+from collections import deque
+from itertools import compress, repeat
 from typing import Any
 
 from ctxview.assembly.decisions import ROW_FIELDS, RunRecord, post_outcome, run_decisions, run_lookups, run_rows
@@ -105,27 +106,30 @@ class _Columns:
         return base, out
 
     def selected(self) -> list[Any]:
+        """True at the plan positions of the kept evictable items and the fresh tail's items (their own
+        position, where the plan has an item; stubs by whether they were selected); at C speed: the
+        chronological table layout reads it on every edit."""
         pi = self.pi
+        run = self.run
         out: list[Any] = [False] * len(pi.fixed)  # a focus brief is kept but never in keptOrdinals (§10.1)
-        position = pi.position
-        plan = self.run.static.plan
+        is_item = pi.is_item
+        # the kept evictable items' positions (None where the plan has no item of theirs), then the fresh
+        # tail's items' own positions
+        positions = list(map(self._evictable_positions().__getitem__, run.selection.kept))
+        first = self._first_fresh()
+        plan = run.static.plan
+        fresh = [plan[pos][1] for pos in compress(range(first, len(plan)), is_item[first:])]
+        positions.extend(map(pi.position.get, map(id, fresh)))
+        positions = [pos for pos in positions if pos is not None]
+        positions = list(compress(positions, map(is_item.__getitem__, positions)))
         exceptions = self._exceptions()
-        for item in self._selected_items():
-            pos = position.get(id(item))
-            if pos is not None and plan[pos][0] == "item" and pos not in exceptions:
-                out[pos] = True
-        selected_ids = self.run.selected_ids
+        if exceptions:
+            positions = [pos for pos in positions if pos not in exceptions]
+        deque(map(out.__setitem__, positions, repeat(True)), maxlen=0)  # (set them all, at C speed)
+        selected_ids = run.selected_ids
         for pos, item in exceptions.items():
             out[pos] = id(item) in selected_ids
         return out
-
-    def _selected_items(self) -> list[ResolvedItem]:
-        run = self.run
-        kept = [run.evictable[i] for i in run.selection.kept]
-        first = self._first_fresh()
-        plan = run.static.plan
-        fresh = [plan[pos][1] for pos in range(first, len(plan)) if self.pi.is_item[pos]]
-        return kept + fresh
 
     def outcome(self) -> list[Any]:
         base, changes = self.outcome_changes()

@@ -66,7 +66,8 @@ _CHANGE_MARKERS = {1: "▲", -1: "▼", 0: "•"}
 
 
 def _change(d: Decision, view: TableView) -> str:
-    return _CHANGE_MARKERS[view.diff.direction(d.key)] if d.key in view.diff.changed else ""
+    mark = view.diff.mark(d.key)
+    return _CHANGE_MARKERS[mark] if mark is not None else ""
 
 
 def _min_budget(d: Decision, view: TableView) -> str:
@@ -94,6 +95,13 @@ ITEM_COLUMNS: tuple[Column, ...] = (
     Column("sent from", 15, ">", _min_budget, when=lambda view: view.min_budgets is not None),
     Column("reason", 0, "<", _reason),
 )
+
+# every field of a decision that a cell above or its row's style (``view.row_class``, the label tone) reads: a
+# row whose decision keeps these (and its change mark, labels and sweep) draws as it did
+DRAWN_FIELDS: tuple[str, ...] = (
+    "key", "ordinal", "live_index", "label", "tokens", "score", "label_extra", "outcome", "reason",
+    "synthetic_result_for", "protected", "pair_with",
+)  # fmt: skip
 
 MIN_LAST_WIDTH = 12  # below it the shrinking columns give up cells …
 MAX_SHRINK = 8  # … at most this many between them

@@ -33,6 +33,7 @@ class Assembly:
     sent: dict[str, int] | None = None  # the tokens sent per budget-bar segment (``view.sent_parts``)
     base: Trace | None = None  # the trace ``diff`` compares with (the one on screen when the run started)
     counts: dict[str, int] | None = None  # decisions per outcome (``view.outcome_counts``); None: count them
+    counts_before: dict[str, int] | None = None  # ``counts`` of ``base`` (what ``counts`` is carried over from)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -380,6 +380,14 @@ class OutcomeDiff:
         before, after = (o in KEPT_OUTCOMES for o in change)
         return int(after) - int(before)
 
+    def mark(self, key: str) -> int | None:
+        """``direction(key)`` of a key whose outcome changed, None for one whose outcome did not."""
+        change = self.changed.get(key)
+        if change is None:
+            return None
+        before, after = (o in KEPT_OUTCOMES for o in change)
+        return int(after) - int(before)
+
     def parts(self) -> list[tuple[int, str]]:
         """(direction, words) of each non-zero count: ``+5 now kept``, ``2 newly evicted``, ``1 other change``."""
         parts: list[tuple[int, str]] = []
@@ -394,6 +402,80 @@ class OutcomeDiff:
     def text(self) -> str:
         parts = self.parts()
         return " · ".join(words for _, words in parts) if parts else "no outcome changed"
+
+
+class DeferredDiff(OutcomeDiff):
+    """``diff_outcomes(previous, current)`` of two runs of the same items (in the same order, keys unique),
+    computed when first read (``resolve``): until then ``mark`` answers per key from the two runs' decisions.
+    The table's visible rows need a mark each, the what-changed line the whole diff: it is made after the
+    table's paint (``InspectorScreen._measure_panes``), not on the way to it."""
+
+    __slots__ = ("_current", "_full", "_previous")
+
+    def __init__(self, previous: Trace, current: Trace) -> None:  # (not the dataclass's: nothing is computed)
+        self._previous: Trace | None = previous
+        self._current: Trace | None = current
+        self._full: OutcomeDiff | None = None
+
+    def resolve(self) -> OutcomeDiff:
+        """The whole diff (computed once; the two traces are let go then)."""
+        full = self._full
+        if full is None:
+            previous, current = self._previous, self._current
+            assert previous is not None and current is not None
+            full = self._full = diff_outcomes(previous, current)
+            self._previous = self._current = None  # (after ``_full`` is set: ``mark`` reads them in that order)
+        return full
+
+    @property  # type: ignore[override]
+    def changed(self) -> dict[str, tuple[str, str]]:
+        return self.resolve().changed
+
+    @property  # type: ignore[override]
+    def gained(self) -> int:
+        return self.resolve().gained
+
+    @property  # type: ignore[override]
+    def lost(self) -> int:
+        return self.resolve().lost
+
+    @property  # type: ignore[override]
+    def same_items(self) -> bool:
+        return self.resolve().same_items
+
+    @property
+    def resolved(self) -> bool:
+        return self._full is not None
+
+    def mark(self, key: str) -> int | None:
+        previous, current = self._previous, self._current
+        if self._full is not None or previous is None or current is None:
+            return self.resolve().mark(key)
+        old_at, new_at = index_of(previous.decisions, key), index_of(current.decisions, key)
+        if old_at is None or new_at is None:
+            return None  # (not a key of these runs: the diff lists only theirs)
+        before, after = previous.decisions[old_at].outcome, current.decisions[new_at].outcome
+        if before is None or before == after:
+            return None  # (an outcome of None is no change: the diff skips it)
+        return int(after in KEPT_OUTCOMES) - int(before in KEPT_OUTCOMES)
+
+
+def deferred_diff(previous: Trace | None, current: Trace) -> OutcomeDiff:
+    """``diff_outcomes(previous, current)``, as a ``DeferredDiff`` when the two runs have the same items in the same
+    order under unique keys (every edit of a session: the plan's key list, no key changed, the same live inputs),
+    where a key's outcome before and after is the diff's answer for it; otherwise computed now."""
+    if previous is None:
+        return diff_outcomes(previous, current)
+    old_keys, new_keys = _column_changes(previous.decisions, "key"), _column_changes(current.decisions, "key")
+    if old_keys is None or new_keys is None or old_keys[0] is not new_keys[0] or old_keys[1] or new_keys[1]:
+        return diff_outcomes(previous, current)
+    if old_keys[2] != new_keys[2]:
+        return diff_outcomes(previous, current)  # (other live inputs)
+    index = getattr(current.decisions, "key_index", None)
+    known = index() if index is not None else None
+    if known is None or len(known) != len(new_keys[0]) + len(new_keys[2]):
+        return diff_outcomes(previous, current)  # (keys not unique: a key is not one position)
+    return DeferredDiff(previous, current)
 
 
 def diff_outcomes(previous: Trace | None, current: Trace) -> OutcomeDiff:
@@ -509,9 +591,11 @@ def _diff_by_changes(previous: Trace, current: Trace) -> OutcomeDiff | None:
         return None  # (an outcome of None is no change: the full comparison skips it)
     new_changes, new_extra = new[1], new[2]
     diff = OutcomeDiff()
-    # each position either run lists, in order, its outcome before and after (the plan's where a run does
-    # not list it), compared at C speed: a run at 10,000 items lists thousands of kept positions
-    positions = sorted(old_changes.keys() | new_changes.keys())
+    # a position can differ only where the two runs do not list the same (position, outcome) pair: a run at
+    # 10,000 items lists thousands of kept positions, which mostly agree, and the pairs that do not are found
+    # at C speed; each of those positions, in order, then has its outcome before and after (the plan's where
+    # a run does not list it)
+    positions = sorted({position for position, _ in old_changes.items() ^ new_changes.items()})
     planned = list(map(base.__getitem__, positions))
     befores = list(map(old_changes.get, positions, planned))
     afters = list(map(new_changes.get, positions, planned))

@@ -93,3 +93,45 @@ def test_column_changes_rebuild_the_column(assembler, budget):
         for pos, value in changes.items():
             rebuilt[pos] = value
         assert rebuilt + extra == [getattr(d, name) for d in trace.decisions]
+
+
+@pytest.mark.parametrize("line", ["0.15", "1.0"])
+def test_a_deferred_diff_marks_every_key_as_the_whole_diff_does(assembler, line):
+    """Before it is resolved, a ``DeferredDiff`` answers each key from the two runs' decisions; resolved, it is the
+    whole diff.  Both agree with ``diff_outcomes`` on every key of the runs (and on a key of neither)."""
+    from ctxview.tui.view import DeferredDiff, deferred_diff
+
+    before = assembler.run(replace(DEMO, token_budget=400, engine_line=line))
+    seen_changes = 0
+    edits = [(600, ""), (1_200, "deploy"), (2_000, "deploy"), (5_000, ""), (900, "staging"), (300, "rollback deploy")]
+    for budget, prompt in edits:
+        trace = assembler.run(replace(DEMO, token_budget=budget, prompt=prompt, engine_line=line))
+        full = diff_outcomes(before, trace)
+        deferred = deferred_diff(before, trace)
+        assert isinstance(deferred, DeferredDiff) and not deferred.resolved
+        keys = [d.key for d in trace.decisions] + ["o:999999"]
+        assert [deferred.mark(key) for key in keys] == [full.mark(key) for key in keys]
+        assert not deferred.resolved  # (the marks built no diff)
+        assert deferred.resolve() == full and deferred.resolved
+        assert (list(deferred.changed.items()), deferred.gained, deferred.lost, deferred.same_items) == (
+            list(full.changed.items()), full.gained, full.lost, full.same_items
+        )
+        assert [deferred.mark(key) for key in keys] == [full.mark(key) for key in keys]
+        assert [full.mark(key) for key in keys] == [
+            full.direction(key) if key in full.changed else None for key in keys
+        ]
+        seen_changes += len(full.changed)
+        before = trace
+    assert seen_changes > 10
+
+
+def test_a_diff_of_runs_of_other_items_is_computed_at_once(assembler):
+    """Other live inputs (or no trace before): no per-key answer stands for the diff, which is made at once."""
+    from ctxview.tui.view import DeferredDiff, deferred_diff
+
+    with_live = assembler.run(replace(DEMO, token_budget=1_200))
+    without = assembler.run(replace(DEMO, token_budget=1_200, live_messages=None))
+    for previous, current in ((with_live, without), (without, with_live), (None, without)):
+        diff = deferred_diff(previous, current)
+        assert not isinstance(diff, DeferredDiff)
+        assert diff == diff_outcomes(previous, current)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from textual.geometry import Region
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Input
 
 from ctxview.tui.app import CtxviewApp
@@ -133,3 +135,167 @@ async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db
             table._line_cache.clear()
             assert _visible_lines(table) == kept  # every line on screen is what a fresh paint draws
         assert min(counts) < visible  # (and some edit kept lines it had drawn)
+
+
+async def test_the_first_edit_is_held_however_long_the_opening_run_took(demo_db, monkeypatch):
+    """The session's first run (the open) reads and cleans up everything: its time says nothing of an edit's."""
+    from ctxview.pipeline import SessionAssembler
+
+    seen = record_prompt_paints(monkeypatch)
+    monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 1.0)
+    real_run = SessionAssembler.run
+    holding: list[int] = []
+    opened = threading.Event()
+
+    def run(assembler: SessionAssembler, params: Any) -> Any:
+        if not opened.is_set():  # the opening run: slower than HOLD_FRAMES
+            opened.set()
+            threading.Event().wait(1.2)
+        else:
+            holding.append(app._batch_count)
+        return real_run(assembler, params)
+
+    monkeypatch.setattr(SessionAssembler, "run", run)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        seen.clear()
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert holding[:1] == [1]  # the frames were held when the first edit's run started
+        assert next(entry for entry in seen if entry[0] == "x") == ("x", "x")  # one frame: the field and the table
+        assert app._batch_count == 0
+
+
+def _painted(widget: Widget) -> list[Strip]:
+    """What the widget's last paints left on screen (its render cache), and then what a fresh paint draws."""
+    region = Region(0, 0, widget.outer_size.width, widget.outer_size.height)
+    shown = widget.render_lines(region)
+    widget.refresh()  # (its content drawn again, not read from its caches)
+    if isinstance(widget, ItemsTable):
+        widget._line_cache.clear()
+    return [*shown, *widget.render_lines(region)]
+
+
+async def test_an_edit_that_adds_or_removes_a_separator_keeps_the_lines_it_can(demo_db, monkeypatch):
+    """"d" runs chronologically (a budget line appears), "de" by score (it goes): the line count changes by one,
+    and the table repaints the lines that changed without laying the screen out again; at the end of the
+    table, the line that is no longer there is blank."""
+    from dataclasses import replace
+
+    from ctxview.samples import DEMO_PARAMS
+    from ctxview.tui.widgets.virtual import VirtualList
+
+    full_repaints: list[int] = []
+    real = VirtualList.set_line_count
+
+    def set_line_count(table: VirtualList, count: int) -> None:
+        if isinstance(table, ItemsTable):
+            full_repaints.append(count)
+        real(table, count)
+
+    monkeypatch.setattr(VirtualList, "set_line_count", set_line_count)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False, params=replace(DEMO_PARAMS, token_budget=1500))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        table = screen.query_one(ItemsTable)
+        assert table.line_count > table.scrollable_content_region.height  # (a scrollbar: no layout for a line more)
+        for at_end in (False, True):
+            if at_end:
+                table.scroll_end(animate=False, immediate=True)
+                await settle(pilot)
+            counts = []
+            for keys in (["backspace" if at_end else "d"], ["e"], ["backspace"], ["e"]):  # "d", "de", "d", "de"
+                full_repaints.clear()
+                await pilot.press(*keys)
+                await settle(pilot)
+                counts.append(table.line_count)
+                assert full_repaints == []  # (no full repaint: the lines that did not change were kept)
+                assert table.virtual_size.height == table.line_count + ItemsTable.HEADER_LINES
+                assert table.vertical_scrollbar.window_virtual_size == table.virtual_size.height
+                for widget in (table, table.vertical_scrollbar):  # nothing stale on screen
+                    lines = _painted(widget)
+                    assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]
+            assert counts[0] == counts[1] + 1 and counts[2] == counts[0] and counts[3] == counts[1]
+
+
+async def test_the_first_edit_keeps_the_lines_the_first_paints_drew(demo_db, monkeypatch):
+    """The lines the table drew in full (its first trace, the focus leaving it) are kept by the first edit that
+    leaves them as they were, as by any later one."""
+    rendered: list[int] = []
+    real = ItemsTable.render_row
+
+    def render_row(table: ItemsTable, line: int, width: int, cursor: bool) -> Any:
+        rendered.append(line)
+        return real(table, line, width, cursor)
+
+    monkeypatch.setattr(ItemsTable, "render_row", render_row)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        table = screen.query_one(ItemsTable)
+        visible = table.scrollable_content_region.height - ItemsTable.HEADER_LINES
+        rendered.clear()
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert len(rendered) < visible // 2
+        lines = _painted(table)  # nothing stale on screen
+        assert lines[: len(lines) // 2] == lines[len(lines) // 2 :]
+
+
+async def test_the_first_keystroke_in_a_field_restyles_nothing(demo_db, monkeypatch):
+    """The fields carry the validity class their text gives them from the start (``Input`` would add it at the
+    first change, restyling the field on the way to the run)."""
+    from textual.dom import DOMNode
+
+    restyled: list[object] = []
+    real = DOMNode.update_node_styles
+
+    def update_node_styles(node: DOMNode, animate: bool = True) -> None:
+        restyled.append(node)
+        real(node, animate)
+
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, prompt = await focused_prompt(pilot)
+        fields = list(screen.query(FieldInput))
+        assert [field.id for field in fields] == ["prompt", "budget", "tail", "reserved"]
+        assert all(field.has_class("-valid") and not field.has_class("-invalid") for field in fields)
+        monkeypatch.setattr(DOMNode, "update_node_styles", update_node_styles)
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert prompt not in restyled
+
+
+async def test_an_edit_s_table_is_painted_as_its_result_is_applied(demo_db, monkeypatch):
+    """The frame with the new rows is drawn by the result's application itself, not idle turns later."""
+    applying: list[bool] = [False]
+    drawn_while_applying: list[bool] = []
+    real_apply = InspectorScreen._apply
+    real_line = ItemsTable.render_line
+
+    def apply(screen: InspectorScreen, *args: Any) -> None:
+        applying[0] = True
+        try:
+            real_apply(screen, *args)
+        finally:
+            applying[0] = False
+
+    def render_line(table: ItemsTable, y: int) -> Strip:
+        if table.trace is not None and table.trace.params.prompt == "x" and not drawn_while_applying:
+            drawn_while_applying.append(applying[0])
+        return real_line(table, y)
+
+    monkeypatch.setattr(InspectorScreen, "_apply", apply)
+    monkeypatch.setattr(ItemsTable, "render_line", render_line)
+    monkeypatch.setattr(InspectorScreen, "HOLD_FRAMES", 30.0)  # (quick, whatever the machine: the demo's runs)
+    app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen, _prompt = await focused_prompt(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        assert screen.trace.params.prompt == "x"
+        assert drawn_while_applying == [True]

@@ -79,3 +79,24 @@ def test_frequencies_past_one_byte_score_as_the_direct_path(repeats: list[tuple[
     terms = tuple(prompt_terms(prompt))
     indexed = IndexedScores(items, terms, TermIndex(items), items)
     assert list(indexed) == [score_item(item(it.ordinal, it.text), terms) for it in items]
+
+
+def test_prompts_that_score_nothing_share_one_greedy_order_equal_to_a_fresh_one() -> None:
+    """Typing, most prefixes of a word match no item: their greedy order (every item newest first) is built once
+    per index and item count, and equals the order built for the prompt alone."""
+    from ctxview.assembly.select import GreedyOrder
+
+    items = [item(i, text) for i, text in enumerate(["database rollback", "helm chart", "x1 99", "the helm", "a"])]
+    index = TermIndex(items)
+    first = IndexedScores(items[:4], ("zzz",), index, items).greedy()
+    again = IndexedScores(items[:4], ("qqq", "www"), index, items).greedy()
+    assert again is first
+    fresh = GreedyOrder.sparse({}, items[:4], [it.tokens for it in items[:4]])
+    assert (first.order, first.tokens, first.floor) == (fresh.order, fresh.tokens, fresh.floor) == (
+        [3, 2, 1, 0], [items[3].tokens, items[2].tokens, items[1].tokens, items[0].tokens], first.floor
+    )
+    assert list(first.rank(4)) == list(fresh.rank(4)) and first.walk(5) == fresh.walk(5)
+    fewer = IndexedScores(items[:3], ("zzz",), index, items).greedy()  # another item count: its own order
+    assert fewer is not first and fewer.order == [2, 1, 0]
+    scored = IndexedScores(items[:4], ("helm",), index, items).greedy()  # a prompt that scores items: its own
+    assert scored is not first and scored.order[:2] == [3, 1]

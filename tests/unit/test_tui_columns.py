@@ -103,3 +103,42 @@ def test_min_budgets_cover_params_that_differ_in_the_budget_alone() -> None:
     assert budgets.of("o:1") == 800
     assert budgets.of("o:2") is None
     assert budgets.of("o:9") is None
+
+
+def test_a_row_draws_nothing_of_a_decision_but_its_drawn_fields() -> None:
+    """``DRAWN_FIELDS`` lists every field a cell or the row's style reads: the items table keeps a line whose
+    decision keeps them (``ItemsTable.row_unchanged``).  Changing any other field changes no cell, row class or
+    label tone; changing a drawn one changes something a row shows."""
+    from dataclasses import fields
+
+    from ctxview.model import TermMatch
+    from ctxview.tui.columns import DRAWN_FIELDS
+    from ctxview.tui.scoring_view import label_tone
+    from ctxview.tui.view import row_class
+
+    diff = OutcomeDiff(changed={"o:3": ("kept", "evicted"), "o:4": ("evicted", "kept")}, lost=1, gained=1)
+    view = TableView(diff, labels=True, min_budgets=MinBudgets(Params(), {"o:3": "4,001–4,500", "o:4": "never"}))
+
+    def drawn(d: Decision) -> tuple[object, ...]:
+        return (cells(d, view), row_class(d), label_tone(d.label_extra))
+
+    kept = replace(decision(label_extra="exact"), outcome="kept", protected="fresh tail", pair_with=("o:2",))
+    other_values: dict[str, object] = {
+        "key": "o:4", "ordinal": 4, "live_index": 1, "kind": "summary", "label": "leaf", "role": "user",
+        "source_role": "user", "message_id": 9, "seq": 9, "summary_id": "s1", "tokens": 7, "serialized_tokens": 99,
+        "score": 0.5, "matched_terms": (TermMatch("deploy", 2, 0.5),), "segment": "fresh-tail", "selected": True,
+        "outcome": "evicted", "reason": "kept: chronological, newest-first walk fit (7 of 9 remaining)",
+        "pair_with": (), "tool_call_ids": ("c1",), "output_index": 5, "protected": None, "evicted_by": "l:0",
+        "covered_by": "o:1", "label_extra": "keyword-only", "text": "deploy", "synthetic_result_for": ("c1",),
+        "min_budget": 100, "summary_kind": "leaf",
+    }
+    assert set(other_values) == {f.name for f in fields(Decision)}
+    live = replace(kept, ordinal=None, live_index=0)  # (a live input: its index is its id)
+    for name, value in other_values.items():
+        for base in (kept, live):
+            changed = replace(base, **{name: value})
+            if name not in DRAWN_FIELDS:
+                assert drawn(changed) == drawn(base), name
+        if name in DRAWN_FIELDS:
+            base = live if name == "live_index" else kept
+            assert drawn(replace(base, **{name: value})) != drawn(base), name

@@ -38,6 +38,8 @@ class TermIndex:
     def __init__(self, items: Sequence[ResolvedItem]) -> None:
         self._items = items
         self.item_tokens = [item.tokens for item in items]  # (greedy orders copy runs of it: the same ints)
+        # the greedy order of a prompt that scores no item (every item newest first), for that many items
+        self.unscored_greedy: tuple[int, GreedyOrder] | None = None
         totals = array("q")
         # while building: term → (pos << 32 | tf) for a term seen once (most are), else (positions, tfs); the
         # frequencies one byte each until one does not fit (then that term's go to four bytes)
@@ -219,9 +221,18 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         return self._order
 
     def greedy(self) -> GreedyOrder:
-        """``order()`` prepared for the greedy walk (built once, walked at every budget)."""
+        """``order()`` prepared for the greedy walk (built once, walked at every budget; for a prompt that
+        scores no item, built once per index: typing, most prefixes of a word match nothing)."""
         if self._greedy is None:
-            self._greedy = GreedyOrder.sparse(self.positive, self.evictable, self._evictable_tokens())
+            tokens = self._evictable_tokens()
+            count = len(self.evictable)
+            known = self.index.unscored_greedy  # (read once: another run may replace it)
+            if not self.positive and tokens is self.index.item_tokens and known is not None and known[0] == count:
+                self._greedy = known[1]  # (a greedy order is never changed once built: runs may share it)
+            else:
+                self._greedy = GreedyOrder.sparse(self.positive, self.evictable, tokens)
+                if not self.positive and tokens is self.index.item_tokens:
+                    self.index.unscored_greedy = (count, self._greedy)
             if self._order is None:
                 self._order = self._greedy.order  # (the same list ``order()`` would build)
         return self._greedy

@@ -49,10 +49,11 @@ from ctxview.tui.scoring_view import RoiTable, roi_table
 from ctxview.tui.state import Assembly, MinBudgets, Selection
 from ctxview.tui.view import (
     SORT_MODES,
+    DeferredDiff,
     OutcomeDiff,
     SortMode,
     clean_inline,
-    diff_outcomes,
+    deferred_diff,
     item_id,
     layout_rows,
     note_text,
@@ -167,7 +168,7 @@ class InspectorScreen(Screen[None]):
         self._parts_asked: Assembly | None = None  # the last result whose pane parts are being measured
         self._parts_ready: Assembly | None = None  # … and the last one measured
         self.prepared = False  # the term index of the first trace is built (edits from here on are warm)
-        self._last_run = 0.0  # seconds the last run took in its thread (the run, the table layout, the diff)
+        self._last_run = 0.0  # seconds the last edit's run took in its thread (the run, the table layout, the diff)
         self._frames_held = 0  # the hold on the app's frames (``_hold_frames``) of this number, 0: none
         self._holds = 0
 
@@ -516,7 +517,8 @@ class InspectorScreen(Screen[None]):
 
     def _hold_frames(self) -> None:
         """No frame until the coming edit's result is applied, when its run should take under ``HOLD_FRAMES``
-        (the last run's time; none is in flight): the edited field and the table are then painted in one
+        (the last edit's run took less, or this is the first edit; none is in flight): the edited field and
+        the table are then painted in one
         frame, not the field's echo first (a frame of a few milliseconds that held up the run).  The hold
         ends at the result, a failed or superseded run, or after ``HOLD_FRAMES`` whatever happens."""
         if self._frames_held or self.trace is None or self._in_flight or self._last_run > self.HOLD_FRAMES:
@@ -584,15 +586,17 @@ class InspectorScreen(Screen[None]):
                 elapsed = time.perf_counter() - started
                 before = on_screen.layout if on_screen is not None else None
                 layout = layout_rows(trace, sort, before if before is not None and before.sort == sort else None)
-                diff = diff_outcomes(previous, trace)
-                counts = outcome_counts(trace, on_screen.counts if on_screen is not None else None, diff)
-                self._last_run = time.perf_counter() - started
+                diff = deferred_diff(previous, trace)  # (the whole diff and the counts: after the table's paint)
+                counts_before = on_screen.counts if on_screen is not None else None
+                counts = None if isinstance(diff, DeferredDiff) else outcome_counts(trace, counts_before, diff)
+                if on_screen is not None:  # (an edit's run: the first run of a session is no guide to the next)
+                    self._last_run = time.perf_counter() - started
             finally:
                 self._in_flight -= 1
         shown = elapsed if getattr(self.app, "show_timings", True) else None
         # (the budget bar's sent parts and the cache prefix are the other panes': ``_pane_parts``, once the
         # table is drawn)
-        return Assembly(trace, layout, diff, shown, base=previous, counts=counts)
+        return Assembly(trace, layout, diff, shown, base=previous, counts=counts, counts_before=counts_before)
 
     @work(exclusive=True, group="panes", exit_on_error=False)
     async def _pane_parts(self) -> None:
@@ -607,26 +611,39 @@ class InspectorScreen(Screen[None]):
         if result is None or assembler is None:
             return
         try:
-            sent, cache = await asyncio.to_thread(self._measure_panes, assembler, result)
+            sent, cache, counts = await asyncio.to_thread(self._measure_panes, assembler, result)
         except Exception:  # the panes still follow: the bar measures what was sent itself, the cache line waits
-            sent, cache = None, None
-        self._pane_parts_done(result, sent, cache)
+            sent, cache, counts = None, None, None
+        self._pane_parts_done(result, sent, cache, counts)
 
     def _measure_panes(
         self, assembler: SessionAssembler, result: Assembly
-    ) -> tuple[dict[str, int], CachePrefix | None]:
-        """Worker thread: ``Assembly.sent`` and ``Assembly.cache`` of ``result``."""
-        trace, base = result.trace, result.base
+    ) -> tuple[dict[str, int], CachePrefix | None, dict[str, int] | None]:
+        """Worker thread: ``Assembly.sent``, ``Assembly.cache`` and ``Assembly.counts`` of ``result`` (its whole
+        outcome diff first, when the table drew it from a ``DeferredDiff``)."""
+        trace, base, diff = result.trace, result.base, result.diff
         with self._run_lock:  # (the sent parts read the assembler's memo of the run)
+            counts = result.counts
+            if isinstance(diff, DeferredDiff):
+                diff.resolve()
+                counts = outcome_counts(trace, result.counts_before, diff)
             tokens = assembler.message_tokens(trace.summary.engine_line)
             sent = sent_parts(trace, tokens, result.layout.index_of_key)
             cache = cache_prefix(base, trace) if base is not None else None
-        return sent, cache
+        return sent, cache, counts
 
-    def _pane_parts_done(self, result: Assembly, sent: dict[str, int] | None, cache: CachePrefix | None) -> None:
+    def _pane_parts_done(
+        self,
+        result: Assembly,
+        sent: dict[str, int] | None,
+        cache: CachePrefix | None,
+        counts: dict[str, int] | None = None,
+    ) -> None:
         if result is not self.assembly:
             return  # (superseded: a newer result is on its way to the panes)
         result.sent, result.cache = sent, cache
+        if result.counts is None:
+            result.counts = counts
         self._parts_ready = result
         self._show_panes(result)
 
@@ -683,8 +700,9 @@ class InspectorScreen(Screen[None]):
         self.query_one(ChangesLine).busy = False
         self.query_one("#load-status").display = False
         if result.base is not self.trace:  # another result was applied meanwhile: compare with that one
-            result.diff = diff_outcomes(self.trace, result.trace)
+            result.diff = deferred_diff(self.trace, result.trace)
             result.counts = None  # (counted from the trace it was diffed against)
+            result.counts_before = self.assembly.counts if self.assembly is not None else None
             result.base = self.trace  # (the cache prefix is measured against it with the sent parts)
         self._applied = generation
         self._release_frames()  # (before the table's refresh: its paint then draws the edited field too)
@@ -696,6 +714,22 @@ class InspectorScreen(Screen[None]):
             self._start_check()
         # (and should the table not be drawn, as when the side panes take its place on a small screen)
         self.set_timer(self.PANES_AFTER, partial(self._show_panes, result), name="show the panes")
+        self._paint_table()
+
+    def _paint_table(self) -> None:
+        """Paint the table's new rows now, not two idle turns later (the table's turn tells the screen that it
+        changed, whose turn then paints: ``_on_idle``, which still paints when this cannot).  The frame is the
+        one the screen's update would draw (``Screen._on_timer_update``), with the table among its changes."""
+        table = self.query_one(ItemsTable)
+        held = getattr(self.app, "_batch_count", 1)  # (frames held: no paint now)
+        if not self._paint_result or not self.is_current or held or not table.is_on_screen:
+            return
+        dirty = getattr(self, "_dirty_widgets", None)
+        if not isinstance(dirty, set) or not callable(getattr(self, "_on_timer_update", None)):
+            return  # (another Textual: its own update paints the table)
+        self._paint_result = False
+        dirty.add(table)  # (what the table's update message will say)
+        self._on_timer_update()
 
     @on(ItemsTable.Drawn)
     def _table_drawn(self, event: ItemsTable.Drawn) -> None:

@@ -47,6 +47,11 @@ class FieldInput(Input):
 
     on_edit: Callable[[], None] | None = None  # called as the text changes, before its echo is painted
 
+    def on_mount(self) -> None:
+        # the validity classes ``Input`` sets at the first change of the text, set now, while the screen is
+        # styled anyway: at the first keystroke they restyled the field on the way to its run (~4 ms)
+        self.validate(self.value)
+
     def _watch_value(self, value: str) -> None:
         if self.on_edit is not None:
             self.on_edit()

@@ -10,6 +10,7 @@ last sweep); ``show`` is the same swap for other hosts.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import ClassVar, get_args
 
 from rich.cells import set_cell_size
@@ -23,7 +24,7 @@ from textual.strip import Strip
 
 from ctxview.model import Decision, Trace
 from ctxview.preview import SessionPreview
-from ctxview.tui.columns import ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
+from ctxview.tui.columns import DRAWN_FIELDS, ITEM_COLUMNS, Column, TableView, column_widths, fit, visible_columns
 from ctxview.tui.scoring_view import LabelTone, has_labels, label_tone
 from ctxview.tui.state import Assembly, MinBudgets
 from ctxview.tui.view import (
@@ -39,6 +40,7 @@ from ctxview.tui.view import (
 from ctxview.tui.widgets.virtual import VirtualList
 
 LABEL_TONES: tuple[LabelTone, ...] = get_args(LabelTone)
+_drawn = attrgetter(*DRAWN_FIELDS)  # what a row draws of its decision
 
 
 class ItemsTable(VirtualList):
@@ -46,6 +48,7 @@ class ItemsTable(VirtualList):
 
     COMPONENT_PREFIX: ClassVar[str] = "items-table"
     HEADER_LINES: ClassVar[int] = 1
+    ROWS_EXACT: ClassVar[bool] = True
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         f"items-table--{name}"
@@ -259,8 +262,9 @@ class ItemsTable(VirtualList):
     def show(self, trace: Trace, diff: OutcomeDiff, layout: TableLayout | None = None) -> None:
         """Swap in a new trace; keep the cursor on the same item when it still exists.
 
-        A trace of as many lines in the same columns as the one shown repaints only the visible lines
-        that changed (``repaint_changed``); otherwise the whole table.
+        A trace in the same columns as the one shown repaints only the visible lines that changed
+        (``repaint_changed``; a line more or less, as a separator comes or goes, shifts only the lines
+        below it); otherwise (or when the scrollbar comes or goes) the whole table.
         """
         key = self.selected_key
         shown = self.trace
@@ -274,11 +278,17 @@ class ItemsTable(VirtualList):
         self.table_layout = self._present(full)
         count = len(self.table_layout.lines)
         width = self.scrollable_content_region.width
-        if shown is not None and count == self.line_count and self.is_attached and self.columns(width)[0] == columns:
+        drawn_count = self.line_count
+        if (
+            shown is not None
+            and self.is_attached
+            and self.columns(width)[0] == columns
+            and (count == drawn_count or self.resize_lines(count))
+        ):
             self._restore(key, repaint=False)
             self._before = before
             try:
-                self.repaint_changed()
+                self.repaint_changed(drawn_count)
             finally:
                 self._before = None
         else:
@@ -287,8 +297,9 @@ class ItemsTable(VirtualList):
         self._show_title()
 
     def row_unchanged(self, line: int) -> bool:
-        """The same decision (every field equal) on ``line`` as in the trace drawn before, with the same change
-        mark, labels and sweep: its cells and styles are the same (a prompt edit changes few visible rows)."""
+        """A decision that draws the same (``DRAWN_FIELDS`` equal) on ``line`` as in the trace drawn before, with
+        the same change mark, labels and sweep: its cells and styles are the same (a prompt edit changes few
+        visible rows; the positions in the output of many, which no cell shows)."""
         before = self._before
         if before is None or self.trace is None or self.table_layout is None:
             return False
@@ -297,14 +308,12 @@ class ItemsTable(VirtualList):
             return False  # (a separator's text may change)
         old = trace.decisions[layout.lines[line]]
         new = self.trace.decisions[self.table_layout.lines[line]]
-        if old != new:
+        if old is not new and _drawn(old) != _drawn(new):
             return False
         now = self.table_view
         if now.labels != view.labels or now.min_budgets is not view.min_budgets:
             return False
-        key = new.key
-        was = view.diff.direction(key) if key in view.diff.changed else None
-        return was == (now.diff.direction(key) if key in now.diff.changed else None)
+        return view.diff.mark(new.key) == now.diff.mark(new.key)
 
     def set_sort(self, sort: SortMode, layout: TableLayout | None = None) -> None:
         """Re-order the rows (``layout`` may be computed off the UI thread for big traces)."""
@@ -449,8 +458,7 @@ class ItemsTable(VirtualList):
             return [Segment(set_cell_size(label + "─" * max(0, width - len(label)), width), base + style)]
         d = self.trace.decisions[index]
         klass = row_class(d)
-        diff = self.diff
-        direction = diff.direction(d.key) if d.key in diff.changed else None
+        direction = self.diff.mark(d.key)
         styles = self._row_styles(base, klass, direction, cursor)
         view = self.table_view
         gap = styles["gap"]

@@ -8,6 +8,7 @@ they swap their row data, clear the line cache and refresh (Toolong's way).
 from __future__ import annotations
 
 import asyncio
+from math import ceil
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -18,6 +19,7 @@ from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -38,6 +40,9 @@ class VirtualList(ScrollView, can_focus=True):
     """
 
     HEADER_LINES: ClassVar[int] = 0
+    # ``row_unchanged`` says False only where a line may draw differently: ``repaint_changed`` then leaves the
+    # lines it does not keep to the paint instead of rendering them to compare
+    ROWS_EXACT: ClassVar[bool] = False
     COMPONENT_PREFIX: ClassVar[str] = "virtual-list"
 
     class CursorMoved(Message):
@@ -73,7 +78,8 @@ class VirtualList(ScrollView, can_focus=True):
 
     def row_unchanged(self, line: int) -> bool:
         """True when ``line`` of the new row data draws exactly what the line drawn before did (for
-        ``repaint_changed``, which then keeps that line's strip instead of rendering it again)."""
+        ``repaint_changed``, which then keeps that line's strip instead of rendering it again); with
+        ``ROWS_EXACT``, False only where it may draw differently."""
         return False
 
     # --- data --------------------------------------------------------------------------
@@ -83,37 +89,78 @@ class VirtualList(ScrollView, can_focus=True):
         return self._line_count
 
     def set_line_count(self, count: int) -> None:
-        """New row data: resize the virtual area, drop cached lines, repaint.
+        """New row data: resize the virtual area, drop cached lines, repaint."""
+        self.resize_lines(count)
+        self.invalidate()
+
+    def resize_lines(self, count: int) -> bool:
+        """A new line count, the lines drawn kept (the caller repaints: ``invalidate``, ``repaint_changed``);
+        False when the screen must be laid out again (the scrollbar comes or goes), and so every line repainted.
 
         A new virtual size re-lays out the whole screen (``virtual_size`` is a layout
         reactive), though only this list's scrollbar depends on it: that is done only
-        when the scrollbar comes or goes; otherwise the scrollbar is updated in place.
+        when the scrollbar comes or goes; otherwise the scrollbar is updated in place, and
+        repainted only when its thumb moves (a line more or less among thousands seldom moves it).
         """
         self._line_count = count
         size = Size(self.scrollable_content_region.width, count + self.HEADER_LINES)
         old = self.virtual_size
         height = self.scrollable_content_region.height
+        quiet = True
         if size != old and self.is_attached and (old.height > height) == (size.height > height):
             self.set_reactive(Widget.virtual_size, size)
-            self._scroll_update(size)
+            if (size.width == old.width or not self.show_horizontal_scrollbar) and self._same_scrollbar(
+                old.height, size.height
+            ):
+                # (the value ``_scroll_update`` sets, without the repaint)
+                self.vertical_scrollbar.set_reactive(ScrollBar.window_virtual_size, size.height)
+                self.scroll_y = self.validate_scroll_y(self.scroll_y)
+            else:
+                self._scroll_update(size)
         else:
+            quiet = size == old  # (the same size: nothing to lay out)
             self.virtual_size = size
         if self.cursor is not None and self.cursor >= count:
             self.cursor = self._nearest_selectable(count - 1, -1)
-        self.invalidate()
+        return quiet
+
+    def _same_scrollbar(self, old_height: int, new_height: int) -> bool:
+        """True when the vertical scrollbar draws the same cells for a virtual height of ``new_height`` as for
+        ``old_height`` (its renderer's own bar, compared; any doubt: False, and it is repainted)."""
+        if not self.show_vertical_scrollbar:
+            return True  # (no scrollbar to draw)
+        try:
+            bar = self.vertical_scrollbar
+            render_bar = bar.renderer.render_bar
+            size, window, position, thickness = bar.size.height, bar.window_size, bar.position, bar.thickness
+
+            def cells(virtual: int) -> list[Segment]:
+                shown = window if window < virtual else 0
+                drawn = render_bar(
+                    size=size, virtual_size=ceil(virtual), window_size=ceil(shown), position=position,
+                    thickness=thickness, vertical=True,
+                )
+                return list(drawn.segments)
+
+            return bool(size) and cells(old_height) == cells(new_height)
+        except Exception:  # (another Textual's scrollbar: draw it again)
+            return False
 
     def invalidate(self) -> None:
         self._line_cache.clear()
         self.refresh()
 
-    def repaint_changed(self) -> int:
-        """New row data in the same lines (count, scroll and columns unchanged): repaint only the visible
-        lines whose strips differ from the ones drawn; returns how many.
+    def repaint_changed(self, drawn_count: int | None = None) -> int:
+        """New row data in the same lines (scroll and columns unchanged; ``drawn_count``: the line count drawn
+        before, when ``resize_lines`` changed it): repaint only the visible lines whose strips differ from the
+        ones drawn; returns how many.
 
         A full refresh makes Textual re-render every line of the list (borders, filters, crops), the larger
-        part of a keystroke's paint, though an edit often leaves most visible rows as they were.  The rows
-        are rendered here instead of in the paint (the same work).  The first line (the header, if any) is
-        repainted with them: a paint is what says the new data is on screen (``ItemsTable.Drawn``).
+        part of a keystroke's paint, though an edit often leaves most visible rows as they were.  A list whose
+        ``row_unchanged`` is exact (``ROWS_EXACT``: it says True whenever the line draws as before) leaves the
+        other lines to the paint, which draws them once; otherwise they are rendered here and compared with
+        the strips drawn.  The first line (the header, if any) is repainted with them: a paint is what says
+        the new data is on screen (``ItemsTable.Drawn``).
         """
         region = self.scrollable_content_region
         width, height = region.width, region.height
@@ -123,15 +170,24 @@ class VirtualList(ScrollView, can_focus=True):
         base = self._pass_style = self.rich_style  # (the rows read it as ``base_style``: once, not per row)
         reuse = base == self._drawn_style  # (strips drawn on another style are drawn again)
         changed: list[int] = []
+        count = self._line_count
+        drawn_lines = count if drawn_count is None else drawn_count
+        exact = self.ROWS_EXACT
         try:
             for y in range(self.HEADER_LINES, height):
                 line = top + y - self.HEADER_LINES
-                if line >= self._line_count:
-                    break  # (blank below the last line, as before)
+                if line >= count:
+                    if line >= drawn_lines:
+                        break  # (blank below the last line, as before)
+                    changed.append(y)  # (a line drawn before, blank now)
+                    continue
                 key = (line, width, line == self.cursor)
                 old = drawn.get(key)
                 if old is not None and reuse and self.row_unchanged(line):
                     self._line_cache.set(key, old)
+                    continue
+                if exact:
+                    changed.append(y)  # (drawn by the paint: ``render_line``)
                     continue
                 strip = Strip(self.render_row(line, width, key[2])).crop_extend(0, width, base)
                 self._line_cache.set(key, strip)
@@ -207,7 +263,9 @@ class VirtualList(ScrollView, can_focus=True):
         # ``rich_style`` walks every ancestor's styles; a paint asked for it twice per line,
         # which was a sixth of a keystroke's time.  Styles cannot change within one paint.
         self._pass_style = self.rich_style
-        if self._pass_style != self._drawn_style:
+        if not self._line_cache:
+            self._drawn_style = self._pass_style  # (every line cached from here on is drawn on it)
+        elif self._pass_style != self._drawn_style:
             self._drawn_style = None  # (cached lines of another style may be rendered anew from here on)
         try:
             return super().render_lines(crop)
