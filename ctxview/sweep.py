@@ -467,12 +467,13 @@ def _kept_mask(decisions: Any) -> bytes:
     """One byte per decision, 1 where its outcome is a kept one.
 
     From the outcome column's base (shared by every run of a plan: its mask is made once) and the
-    positions this run changes, when the decisions give that form and change fewer than half of them:
-    reading the whole column maps 100,000 keys per run.
+    positions this run changes, whenever the decisions give that form, even where most positions change
+    (a run that selects every item): the whole column is that base with the changes written in one by
+    one in Python, after the same changes are made.
     """
     global _BASE_KEPT
     parts = decisions.column_changes("outcome") if hasattr(decisions, "column_changes") else None
-    if parts is None or 2 * len(parts[1]) > len(parts[0]):
+    if parts is None:
         return bytes(map(KEPT_OUTCOMES.__contains__, column(decisions, "outcome")))  # (at C speed)
     base, changes, extra = parts
     with _BASE_KEPT_LOCK:
@@ -594,6 +595,9 @@ def spaced_subset(budgets: list[int], count: int) -> list[int]:
     return sorted({budgets[round(i * step)] for i in range(count)})
 
 
+_ALWAYS_KEPT = frozenset({"fresh-tail", "focus"})  # the segments the budget pass keeps at any budget
+
+
 @dataclass(slots=True)
 class _Plan:
     """The budget pass for fixed non-budget parameters: one walk order, replayed at any budget."""
@@ -627,11 +631,15 @@ class _Plan:
                 key: max(1, needed + offset) for key, needed in zip(order.keys, accumulate(order.tokens), strict=True)
             }
         # fresh-tail and focus items are kept at any budget: from the fresh-tail size on
-        for key, segment in zip(column(asm.decisions, "key"), column(asm.decisions, "segment"), strict=True):
-            if segment in ("fresh-tail", "focus") and key not in thresholds:
-                thresholds[key] = max(1, base + reserved)
-        mode = asm.selection_mode
         keys = column(asm.decisions, "key")
+        segments = column(asm.decisions, "segment")
+        if len(keys) != len(segments):
+            raise ValueError("the decisions' key and segment columns differ in length")
+        always = max(1, base + reserved)
+        for key in compress(keys, map(_ALWAYS_KEPT.__contains__, segments)):  # (the few of them, found at C speed)
+            if key not in thresholds:
+                thresholds[key] = always
+        mode = asm.selection_mode
         return cls(order, base, order.total, reserved, thresholds, mode, mode != "prompt-aware", keys)
 
     def kept_tokens(self, budget: int) -> int:

@@ -287,4 +287,4 @@ def _read(target: _Target) -> tuple[Any, ...] | None:
 
 def _indexes_below(values: list[Any], count: int) -> bool:
     """Every value an ``int`` from 0 to ``count - 1``."""
-    return all(type(v) is int for v in values) and (not values or (min(values) >= 0 and max(values) < count))
+    return set(map(type, values)) <= {int} and (not values or (min(values) >= 0 and max(values) < count))

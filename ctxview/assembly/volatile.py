@@ -17,7 +17,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
-from itertools import repeat
+from itertools import compress, islice, repeat
+from operator import is_
 from typing import Any
 
 from ctxview.assembly.decoration import is_bare_face_of_current_turn
@@ -117,6 +118,9 @@ def protected_by_hash(own: Sequence[str], hashes: Iterable[str]) -> set[int]:
     """§9.3 given the hash of each assembled message: each wanted hash takes the newest index not taken yet."""
     wanted = list(hashes)
     if len(set(wanted)) == len(wanted):  # distinct hashes (the engine's case): the newest index of each
+        found = _newest_near_the_end(own, wanted)
+        if found is not None:
+            return found
         newest = dict(zip(own, range(len(own)), strict=True))  # a later index overwrites an earlier one
         return {newest[value] for value in wanted if value in newest}
     where: dict[str, list[int]] = {}
@@ -129,6 +133,27 @@ def protected_by_hash(own: Sequence[str], hashes: Iterable[str]) -> set[int]:
                 protected.add(index)
                 break
     return protected
+
+
+def _newest_near_the_end(own: Sequence[str], wanted: list[str]) -> set[int] | None:
+    """The newest index of each of the distinct ``wanted`` hashes when each of them is among the last few
+    messages or nowhere (the fresh tail's hashes, whose messages end the list, or that clean-up changed: a
+    map of 100,000 hashes per run is not needed for them); None when one is only before those."""
+    remaining = set(wanted)
+    if not remaining:
+        return set()
+    count = len(own)
+    first = max(0, count - (4 * len(remaining) + 64))
+    protected: set[int] = set()
+    for index in range(count - 1, first - 1, -1):
+        value = own[index]
+        if value in remaining:
+            remaining.discard(value)
+            protected.add(index)
+            if not remaining:
+                return protected
+    # (the others: in none of the messages before, checked at C speed)
+    return protected if remaining.isdisjoint(islice(own, first)) else None
 
 
 # --- §9.7 tool-pair structure ----------------------------------------------------------------
@@ -417,11 +442,14 @@ class SerializedCache:
         known = self.answer_for(id(table), messages)
         if known is not None:
             return list(known)
-        values: list[Any] = list(map(table.get, map(id, messages)))
-        if None in values:
-            for index, value in enumerate(values):
-                if value is None:
-                    values[index] = one(messages[index])
+        ids = self.answer_for("ids", messages)  # (a tagged list's ids are made once for all three tables)
+        if ids is None:
+            ids = list(map(id, messages))
+            self.keep_answer("ids", messages, ids)
+        values: list[Any] = list(map(table.get, ids))
+        if None in values:  # (the few not measured yet, found at C speed: a walk of 100,000 cost ~50 ms a list)
+            for index in list(compress(range(len(values)), map(is_, values, repeat(None)))):
+                values[index] = one(messages[index])
         self.keep_answer(id(table), messages, list(values))
         return values
 

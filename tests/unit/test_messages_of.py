@@ -8,6 +8,7 @@ no longer gives back rendered again from its parts.
 
 from __future__ import annotations
 
+import marshal
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,25 @@ def test_messages_the_file_no_longer_gives_back_are_rendered_again(cache: Path, 
         handle.write(data)
         handle.truncate(end + (len(data) - end) * 2 // 3)
     assert [js_stringify(m) for m in messages_of(resolved)] == cold
+
+
+def test_messages_held_as_marshal_bytes_are_unpacked_once_each(tmp_path: Path) -> None:
+    """A cold open's items hold their messages' ``marshal`` bytes: unpacked together they give what
+    ``item.message`` gives one at a time, an item already unpacked keeps its object, and an item listed
+    twice gives the one object it then holds."""
+    build_sample(tmp_path / "session.db", "medium", messages=120)
+    with LcmStore(tmp_path / "session.db") as store:
+        session = store.load_session()
+    resolved = [item for item in SessionAssembler(session).resolved("UTC") if item.is_message]
+    for item in resolved:
+        if type(item.stored_message) is dict:
+            item.stored_message = marshal.dumps(item.stored_message)
+    expected = [marshal.loads(item.stored_message) for item in resolved]  # type: ignore[arg-type]
+    early = resolved[7].message  # (unpacked before: the same object afterwards)
+    listed = [*resolved, resolved[3], resolved[0]]
+    messages = messages_of(listed)
+    assert messages == [*expected, expected[3], expected[0]]
+    assert messages[7] is early
+    assert messages[-2] is messages[3] and messages[-1] is messages[0]
+    assert all(m is item.message for m, item in zip(messages, listed, strict=True))
+    assert all(type(item.stored_message) is dict for item in resolved)

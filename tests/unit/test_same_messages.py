@@ -38,3 +38,28 @@ def test_copies_with_one_origin_are_answered_once_others_are_measured() -> None:
         assert memo.tokens_of_all(other) == [SerializedCache()(m) for m in longer] != tokens
         assert PairIndex.build(other, memo) is not index
     assert js_stringify(memo.tokens_of_all(again)) == js_stringify(tokens)
+
+
+def test_a_tagged_list_partly_measured_gets_every_tables_values_in_order() -> None:
+    """Some messages measured before (in any table), the others measured as their list is read; the ids a
+    tagged list was looked up by serve its other tables too, and an untagged list of other objects is
+    looked up by its own."""
+    messages = [m for text in ("one", "two", "three", "four") for m in _messages(text)]
+    plain = SerializedCache()
+    expected = (
+        [plain(m) for m in messages], [plain.h16(m) for m in messages], [plain.pairing(m) for m in messages]
+    )
+    memo = SerializedCache()
+    memo(messages[4])
+    memo.h16(messages[7])
+    memo.pairing(messages[0])
+    tagged = SameMessages(messages, object())
+    assert memo.h16_of_all(tagged) == expected[1]
+    assert memo.tokens_of_all(tagged) == expected[0]
+    assert memo.pairing_of_all(tagged) == expected[2]
+    others = [m for text in ("five", "six six", "seven", "eight eight eight") for m in _messages(text)]
+    wanted = [plain(m) for m in others]
+    assert wanted != expected[0]
+    assert memo.tokens_of_all(list(others)) == wanted
+    assert memo.tokens_of_all(SameMessages(others, object())) == wanted
+    assert memo.size() == 2 * len(messages)

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from ctxview.assembly.tokens import serialized_message_tokens, serialized_message_tokens_1_0
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jsjson import h16
-from ctxview.model import Params
+from ctxview.model import KEPT_OUTCOMES, Params
 from ctxview.pipeline import SessionAssembler
 from ctxview.samples import build_sample
 from ctxview.store import LcmStore
-from ctxview.sweep import _ExactRun, _sent_budgets, _sent_budgets_by_key
+from ctxview.sweep import _ExactRun, _kept_mask, _sent_budgets, _sent_budgets_by_key
 
 OPAQUE = "iVBORw0KGgo" + "A1b2" * 1500  # a base64-looking payload the estimate replaces
 MESSAGES: list[Any] = [
@@ -91,3 +91,25 @@ def test_sent_budgets_from_whole_run_masks_equal_the_key_by_key_walk(
     slow = _sent_budgets_by_key(ran)
     assert fast == slow
     assert [list(d) for d in fast] == [list(d) for d in slow]  # the same key order too
+
+
+@pytest.mark.parametrize("engine", [False, True])
+def test_each_runs_kept_mask_is_the_outcome_columns_whatever_share_of_it_changed(
+    tmp_path_factory: pytest.TempPathFactory, engine: bool
+) -> None:
+    """From nothing selected to everything selected (most positions changed from the plan's base) and past
+    it, with and without the engine step: the mask made from the column's changes is the whole column's."""
+    path = tmp_path_factory.mktemp("kept-mask") / "medium.db"
+    build_sample(path, "medium", messages=400)
+    with LcmStore(path) as store:
+        warm = SessionAssembler(store.load_session())
+    params = Params(prompt="database migration rollback", prompt_aware_eviction=True, engine=engine)
+    changed_shares = []
+    for budget in [1, 700, 3_000, 12_000, 60_000, 10_000_000]:
+        decisions = warm.run(replace(params, token_budget=budget)).decisions
+        parts = decisions.column_changes("outcome")
+        assert parts is not None
+        changed_shares.append(len(parts[1]) / len(parts[0]))
+        expected = bytes(d.outcome in KEPT_OUTCOMES for d in decisions)
+        assert _kept_mask(decisions) == expected
+    assert min(changed_shares) < 0.5 < max(changed_shares)  # (both sides of half the column)

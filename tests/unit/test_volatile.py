@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctxview.assembly.live import normalize_live_message, stored_content, stored_role
 from ctxview.assembly.render import assistant_usage
 from ctxview.assembly.tokens import serialized_message_tokens
@@ -15,6 +18,7 @@ from ctxview.assembly.volatile import (
     append_volatile_inputs,
     is_marker_volatile,
     is_volatile_content,
+    protected_by_hash,
     protected_indexes,
     structural_current_turn,
     tool_pairs_are_clean,
@@ -300,3 +304,19 @@ def test_evicted_tokens_use_the_stored_form_count() -> None:
     outcome = run(assembled, [user(RETRY)], budget=40, protected={1, 2})
     assert outcome.evicted_tokens == 10  # estimate of the 40-character stored content
     assert outcome.evicted_messages == 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    own=st.lists(st.sampled_from("abcdefghij"), max_size=300),
+    wanted=st.lists(st.sampled_from("abcdefghijkl"), max_size=12, unique=True),
+)
+def test_distinct_wanted_hashes_take_the_newest_index_of_each_near_the_end_or_not(
+    own: list[str], wanted: list[str]
+) -> None:
+    """Hashes found among the last messages or only far before them (a long list of repeats), or not at all
+    ("k", "l"): each takes its newest index, as a map of every hash gives it."""
+    newest = {value: index for index, value in enumerate(own)}
+    assert protected_by_hash(own, wanted) == {newest[value] for value in wanted if value in newest}
+    long = [*own, *(["z"] * 500)]  # (every wanted hash now lies before the last few)
+    assert protected_by_hash(long, wanted) == {newest[value] for value in wanted if value in newest}
