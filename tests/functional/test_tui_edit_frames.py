@@ -105,11 +105,8 @@ async def test_a_failed_run_lets_the_frames_go(demo_db, monkeypatch):
         assert screen.trace is shown and prompt.value == "z"
 
 
-def _visible_lines(table: ItemsTable) -> list[Strip]:
-    return [table.render_line(y) for y in range(table.scrollable_content_region.height)]
-
-
-async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db, monkeypatch):
+def _rows_rendered(monkeypatch: Any) -> list[int]:
+    """The lines the items table renders a row for from now on, in order (a list the test may clear)."""
     rendered: list[int] = []
     real = ItemsTable.render_row
 
@@ -118,6 +115,15 @@ async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db
         return real(table, line, width, cursor)
 
     monkeypatch.setattr(ItemsTable, "render_row", render_row)
+    return rendered
+
+
+def _visible_lines(table: ItemsTable) -> list[Strip]:
+    return [table.render_line(y) for y in range(table.scrollable_content_region.height)]
+
+
+async def test_the_lines_an_edit_keeps_are_the_lines_a_fresh_paint_draws(demo_db, monkeypatch):
+    rendered = _rows_rendered(monkeypatch)
     app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
@@ -223,14 +229,7 @@ async def test_an_edit_that_adds_or_removes_a_separator_keeps_the_lines_it_can(d
 async def test_the_first_edit_keeps_the_lines_the_first_paints_drew(demo_db, monkeypatch):
     """The lines the table drew in full (its first trace, the focus leaving it) are kept by the first edit that
     leaves them as they were, as by any later one."""
-    rendered: list[int] = []
-    real = ItemsTable.render_row
-
-    def render_row(table: ItemsTable, line: int, width: int, cursor: bool) -> Any:
-        rendered.append(line)
-        return real(table, line, width, cursor)
-
-    monkeypatch.setattr(ItemsTable, "render_row", render_row)
+    rendered = _rows_rendered(monkeypatch)
     app = CtxviewApp(demo_db, conversation_id=1, show_timings=False)
     async with app.run_test(size=(160, 48)) as pilot:
         screen, _prompt = await focused_prompt(pilot)
