@@ -31,6 +31,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
+from ctxview.assembly.forked_map import exit_after
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -216,15 +217,14 @@ def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
         return None
     parent = os.getpid()
     if pid == 0:  # the child: share the work, leave without running anything of the parent's on the way out
-        status = 1
-        try:
+
+        def work() -> None:
             os.close(read)
             gc.disable()  # (short-lived: a collection would only walk, and copy, the inherited heap)
             with os.fdopen(write, "wb") as out:
                 _child(plan, static.all_results, items, memo.estimate, shared, out, parent)
-            status = 0
-        finally:
-            os._exit(status)
+
+        exit_after(work)
     os.close(write)
     fork = MeasuringFork(plan, static.all_results, memo, pid, read, shared)
     memo.defer(fork.take)

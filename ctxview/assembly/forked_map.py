@@ -164,7 +164,7 @@ def _then(function: Callable[[T], Any], send: Callable[[Any], Any]) -> Callable[
 def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
     """Compute everything, then send it, and leave at once: no exit handler, no flush of buffers this
     process inherited.  (Sending as it goes would stall on the full pipe while the parent does its part.)"""
-    _exit_after(partial(_compute_and_send, function, items, read_end, write_end))
+    exit_after(partial(_compute_and_send, function, items, read_end, write_end))
 
 
 def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
@@ -191,7 +191,7 @@ def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], read_end
     _send(write_end, marshal.dumps(sorted(missing)))
 
 
-def _exit_after(work: Callable[[], None]) -> NoReturn:
+def exit_after(work: Callable[[], None]) -> NoReturn:
     """Run ``work`` in a forked process and leave it at once (status 0 if it returned, else 1): whatever
     happens, the child never returns into the caller, runs no exit handler and flushes no inherited buffer."""
     status = 1
@@ -335,7 +335,7 @@ def unnamed_file() -> Any:
 
 
 def _make_text(make: Callable[[], Iterable[str]], fd: int) -> None:
-    _exit_after(partial(_write_pieces, make, fd))
+    exit_after(partial(_write_pieces, make, fd))
 
 
 def _write_pieces(make: Callable[[], Iterable[str]], fd: int) -> None:
