@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview import sweep_cache, sweep_measure
 from ctxview.assembly.assembler import empty_result
+from ctxview.assembly.forked_map import core_left_idle, look_again
 from ctxview.assembly.select import SelectionOrder
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
@@ -217,7 +218,7 @@ def sweep(
 
     ``workers`` > 1 shares the exact runs among forked processes (each inherits the
     assembler's caches; the numbers are the same); None picks 2 when that is safe and
-    useful: a fork start method, two cores of which one is idle (load average), no other
+    useful: a fork start method, two cores of which one is idle (``core_left_idle``), no other
     thread in this process (a forked child gets no copy of them), at least two runs left
     and ``FORK_FROM_ITEMS`` items.  This process runs a share
     too, the one with the largest budget, so ``top_trace`` (the trace of the largest
@@ -432,12 +433,7 @@ def _worker_count(workers: int | None, runs: int, items: int) -> int:
     """Processes for ``runs`` exact runs: ``workers``, or for None 2 where forking is safe and helps."""
     if workers is not None:
         return workers if runs > 1 and _can_fork() else 1
-    import os
-
-    cores = os.cpu_count() or 1
-    if runs < 2 or items < FORK_FROM_ITEMS or threading.active_count() > 1 or cores < 2:
-        return 1
-    if os.getloadavg()[0] > cores - 0.5:  # no idle core (this process counts one): a fork would only wait
+    if runs < 2 or items < FORK_FROM_ITEMS or not core_left_idle():  # (no idle core: a fork would only wait)
         return 1
     return 2 if _can_fork() else 1
 
@@ -571,6 +567,7 @@ def _exact_runs_forked(
                 report.done_one()
     finally:
         _FORKED = None
+        look_again()  # (the workers' busy cores say nothing of whether the next fork finds one idle)
     return outcomes
 
 

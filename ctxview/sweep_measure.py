@@ -31,7 +31,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from ctxview.assembly.forked_map import exit_after
+from ctxview.assembly.forked_map import exit_after, look_again
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -185,6 +185,7 @@ class MeasuringFork:
             except ChildProcessError:
                 pass
             self.pid = 0
+            look_again()  # (the child's busy core says nothing of whether the next fork finds one idle)
 
 
 def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:

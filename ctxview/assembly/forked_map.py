@@ -34,11 +34,23 @@ def fork_helps(count: int) -> bool:
     the child mostly waits, and copying its results back then makes the whole slower, not faster
     (measured on 2 cores beside two busy processes).
 
-    Whether a core is idle is read from the machine's idle time since this process last looked (its start,
-    or the end of its last fork: ``idle_cores``), where that window is long enough; else from the 1-minute
-    load average, in which this process counts (and, for a while, a child it has just had: at 100,000 items
-    the JSON writer's fork was refused right after the render's)."""
-    if count < FORK_FROM_ITEMS or not sys.platform.startswith("linux") or threading.active_count() > 1:
+    Whether a core is idle: ``core_left_idle``."""
+    if count < FORK_FROM_ITEMS:
+        return False
+    return core_left_idle()
+
+
+def core_left_idle() -> bool:
+    """True where forking is safe (Linux, no other thread in this process: a forked copy of a threaded process
+    may inherit locks that are never released) and another core is idle for the child.
+
+    Idle is read from the machine's idle time since this process last looked (its start, or the end of its
+    last fork: ``idle_cores``) where that window is long enough; else from the processes running right now
+    (``/proc/loadavg``'s run queue, this one included); else from the 1-minute load average.  That average
+    counts this process and, for a minute, every child it has just had and every process of a run just
+    before: right after a forked range a sweep's own fork was refused by it on an idle machine.
+    """
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
     try:
         cores = len(os.sched_getaffinity(0))
@@ -46,13 +58,27 @@ def fork_helps(count: int) -> bool:
         cores = os.cpu_count() or 1
     if cores < 2:
         return False
-    idle = idle_cores() if cores == os.cpu_count() else None  # (the machine's idle time: all of its cores ours)
+    whole_machine = cores == os.cpu_count()  # (the machine's counts are ours to read: all of its cores ours)
+    idle = idle_cores() if whole_machine else None
     if idle is not None:
         return idle >= IDLE_CORE
+    running = _running_now() if whole_machine else None
+    if running is not None:
+        return running < cores
     try:
         return os.getloadavg()[0] < cores
     except OSError:
         return True
+
+
+def _running_now() -> int | None:
+    """Processes (threads) running or ready to run on the machine this instant, this one included; None where
+    ``/proc/loadavg`` cannot be read."""
+    try:
+        with open("/proc/loadavg", "rb") as file:
+            return int(file.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 # a core counts as idle when the machine's idle time since the last look was at least this many cores' worth: a

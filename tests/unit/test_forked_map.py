@@ -44,6 +44,7 @@ def test_a_few_items_are_never_forked() -> None:
 
 def test_another_thread_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "idle_cores", lambda: None)
+    monkeypatch.setattr(forked, "_running_now", lambda: None)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert fork_helps(FORK_FROM_ITEMS)
@@ -58,7 +59,8 @@ def test_another_thread_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_busy_machine_or_a_single_core_means_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forked, "idle_cores", lambda: None)  # (no idle time to go by: the load average decides)
+    monkeypatch.setattr(forked, "idle_cores", lambda: None)  # (no idle time or run queue to go by: the load
+    monkeypatch.setattr(forked, "_running_now", lambda: None)  # average decides)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 0.0, 0.0))
     assert fork_helps(FORK_FROM_ITEMS)
@@ -80,6 +82,29 @@ def test_the_idle_time_since_the_last_look_decides_over_the_load_average(monkeyp
     assert not fork_helps(FORK_FROM_ITEMS)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)  # the machine's idle time is not only this process's cores'
     assert fork_helps(FORK_FROM_ITEMS)
+
+
+def test_without_an_idle_time_window_the_run_queue_decides_over_the_load_average(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(forked, "idle_cores", lambda: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 0.0, 0.0))  # (a run just before this one counts in it)
+    monkeypatch.setattr(forked, "_running_now", lambda: 1)  # only this process runs now
+    assert fork_helps(FORK_FROM_ITEMS)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(forked, "_running_now", lambda: 2)  # another process has the other core
+    assert not fork_helps(FORK_FROM_ITEMS)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)  # the machine's run queue is not only this process's cores'
+    assert fork_helps(FORK_FROM_ITEMS)
+
+
+def test_running_now_reads_the_run_queue() -> None:
+    with open("/proc/loadavg", "rb") as file:
+        expected_fields = len(file.read().split())
+    running = forked._running_now()
+    assert expected_fields == 5 and running is not None and running >= 1  # (this process runs as it reads)
 
 
 def test_idle_cores_is_the_machines_idle_share_since_the_last_look(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -352,18 +352,27 @@ def test_automatic_workers_fork_only_where_a_core_is_idle(monkeypatch: pytest.Mo
     import threading
 
     from ctxview import sweep as sweep_module
+    from ctxview.assembly import forked_map
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(sweep_module, "_can_fork", lambda: True)
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    monkeypatch.setattr(forked_map, "idle_cores", lambda: None)  # (a window too short: the run queue decides)
+    monkeypatch.setattr(forked_map, "_running_now", lambda: 1)  # this process alone
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 1.9, 1.9))  # (the runs just before count in it: not read)
     count = sweep_module._worker_count
     assert count(None, 5, 100_000) == 2
     assert count(None, 1, 100_000) == 1  # one run: nothing to share
     assert count(None, 5, sweep_module.FORK_FROM_ITEMS - 1) == 1  # runs of milliseconds
     assert count(3, 5, 10) == 3 and count(3, 1, 10) == 1  # asked for: as asked, when there is anything to share
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    monkeypatch.setattr(forked_map, "_running_now", lambda: 2)
     assert count(None, 5, 100_000) == 1  # the other core is busy
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.setattr(forked_map, "idle_cores", lambda: 0.9)  # a long enough window decides over the run queue
+    assert count(None, 5, 100_000) == 2
+    monkeypatch.setattr(forked_map, "idle_cores", lambda: 0.3)
+    monkeypatch.setattr(forked_map, "_running_now", lambda: 1)
+    assert count(None, 5, 100_000) == 1
+    monkeypatch.setattr(forked_map, "idle_cores", lambda: None)
     monkeypatch.setattr(threading, "active_count", lambda: 3)
     assert count(None, 5, 100_000) == 1  # threads (the TUI): a forked child would not get them
