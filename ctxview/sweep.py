@@ -26,17 +26,21 @@ Pure: no Textual, no printing (``text_chart`` returns a string).
 from __future__ import annotations
 
 import gc
+import marshal
+import os
+import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import accumulate, compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ctxview import sweep_cache, sweep_measure
 from ctxview.assembly.assembler import empty_result
-from ctxview.assembly.forked_map import core_left_idle, look_again
+from ctxview.assembly.forked_map import core_left_idle, exit_after, look_again
 from ctxview.assembly.select import SelectionOrder
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
@@ -482,26 +486,9 @@ def _kept_mask(decisions: Any) -> bytes:
     return bytes(mask)
 
 
-# the forked workers' assembler, params and the plan's key column: inherited through fork, never pickled
-_FORKED: tuple[Any, Params, list[str]] | None = None
-
-
 def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _run_one(budget: int) -> tuple[int, _ExactRun, bool]:
-    """One exact run in a forked worker, and whether its keys are the plan's own list (then they go back as
-    an empty list: 100,000 keys pickled and unpickled per run, for a list the parent already has)."""
-    assert _FORKED is not None
-    assembler, params, plan_keys = _FORKED
-    run = _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
-    same = run.keys is plan_keys
-    if same:
-        run.keys = []
-    return budget, run, same
+    """A fork exists here (``multiprocessing`` is not imported for this: ~30 ms on the sweep's path)."""
+    return hasattr(os, "fork")
 
 
 def _shares(budgets: list[int], count: int, whole: int | None = None) -> list[list[int]]:
@@ -541,18 +528,18 @@ def _exact_runs_forked(
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
     equal cost; this process runs the share with the largest budget (``keep`` sees its traces), then
-    ``meanwhile`` while the others finish.  ``report`` hears of each run as it finishes and may stop them all."""
-    import multiprocessing
-
-    global _FORKED
+    ``meanwhile`` while the others finish.  ``report`` hears of each run as it finishes and may stop them all.
+    The runs of a child that fails or dies are made here (the same numbers)."""
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers, whole)
-    _FORKED = (assembler, params, plan_keys)
-    gc.freeze()  # the workers' collections then skip the inherited heap (and it stays frozen: the session lives on)
+    gc.freeze()  # the children's collections then skip the inherited heap (and it stays frozen: the session lives on)
+    children: list[_RunsChild] = []
     outcomes: dict[int, _ExactRun] = {}
     try:
-        with multiprocessing.get_context("fork").Pool(len(others)) as pool:  # (leaving it ends the workers)
-            forked = pool.imap_unordered(_run_one, [budget for share in others for budget in share])
+        children.extend(_RunsChild.start(assembler, params, share, plan_keys) for share in others if share)
+        # (the collector paused between the runs too, as in one process: the first collection after a run walked
+        # everything it left, 0.1–0.3 s at 100,000 items; what lives on is frozen once they are done)
+        with gc_paused(keep=True):
             for budget in own:
                 trace = _run(assembler, replace(params, token_budget=budget))
                 outcomes[budget] = _ExactRun.of(trace)
@@ -560,15 +547,101 @@ def _exact_runs_forked(
                 report.done_one()
             if meanwhile is not None:
                 meanwhile()
-            for budget, run, same in forked:
-                if same:
-                    run.keys = plan_keys
-                outcomes[budget] = run
-                report.done_one()
+            for child in children:
+                for budget, run in child.collect(plan_keys).items():
+                    outcomes[budget] = run
+                    report.done_one()
+                for budget in child.share:  # (what the child did not send: made here)
+                    if budget not in outcomes:
+                        outcomes[budget] = _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
+                        report.done_one()
     finally:
-        _FORKED = None
-        look_again()  # (the workers' busy cores say nothing of whether the next fork finds one idle)
+        for child in children:
+            child.end()
+        look_again()  # (the children's busy cores say nothing of whether the next fork finds one idle)
     return outcomes
+
+
+class _RunsChild:
+    """A forked copy of this process making the exact runs of ``share``; it sends them all at the end (one
+    ``marshal`` blob through a pipe: sending as it goes would stall on the full pipe while this process
+    makes its own share) and leaves at once."""
+
+    def __init__(self, share: list[int], pid: int | None, fd: int) -> None:
+        self.share = share
+        self.pid = pid  # None: no child (the fork failed, or it was reaped)
+        self.fd = fd
+
+    @classmethod
+    def start(cls, assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str]) -> _RunsChild:
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return cls(share, None, -1)
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            exit_after(partial(_send_runs, assembler, params, share, plan_keys, write_end))
+        os.close(write_end)
+        return cls(share, pid, read_end)
+
+    def collect(self, plan_keys: list[str]) -> dict[int, _ExactRun]:
+        """The child's runs (none when it failed: they are then made here), once it is done."""
+        if self.pid is None:
+            return {}
+        try:
+            with os.fdopen(self.fd, "rb") as reader:  # (closes the descriptor)
+                self.fd = -1
+                blob = reader.read()
+        except OSError:
+            blob = b""
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if status != 0:
+            return {}
+        try:
+            sent = marshal.loads(blob)
+        except (ValueError, EOFError, TypeError):
+            return {}
+        runs: dict[int, _ExactRun] = {}
+        try:
+            for budget, assembler_tokens, final_tokens, kept, keys in sent:
+                if budget in self.share:
+                    runs[budget] = _ExactRun(assembler_tokens, final_tokens, plan_keys if keys is None else keys, kept)
+        except (TypeError, ValueError):  # (not what ``_send_runs`` sends: made here)
+            return {}
+        return runs
+
+    def end(self) -> None:
+        """End the child (when it was not collected: this process failed or was cancelled) and let its pipe go."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.pid = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _send_runs(
+    assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str], write_end: int
+) -> None:
+    """In the child: the runs of ``share``, then every run's numbers (keys as None where they are the
+    plan's own list: 100,000 keys for a list the parent already has)."""
+    gc.disable()  # (this process leaves when its runs are done: a collection would only walk what they built)
+    sent = []
+    for budget in share:
+        run = _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
+        keys = None if run.keys is plan_keys else run.keys
+        sent.append((budget, run.assembler_tokens, run.final_tokens, run.kept, keys))
+    view = memoryview(marshal.dumps(sent))
+    while view:
+        view = view[os.write(write_end, view) :]
 
 
 def item_order(key: str) -> tuple[int, float, str]:

@@ -210,15 +210,124 @@ def test_the_item_list_is_in_ordinal_order_and_says_what_each_budget_means(
 
 
 @pytest.mark.parametrize("params", MODES)
-def test_two_forked_workers_give_every_number_of_one(medium: SessionAssembler, params: Params) -> None:
+@pytest.mark.parametrize("workers", [2, 3])
+def test_forked_workers_give_every_number_of_one(medium: SessionAssembler, params: Params, workers: int) -> None:
     budgets = default_budgets(medium, params, points=11)
     alone = sweep(medium, params, budgets, runs=7, workers=1)
-    shared = sweep(medium, params, budgets, runs=7, workers=2)
+    shared = sweep(medium, params, budgets, runs=7, workers=workers)
     assert shared.top_trace is not None and alone.top_trace is not None  # this process runs the top budget
     assert shared.top_trace.summary == alone.top_trace.summary
     alone.elapsed = shared.elapsed = 0.0
     assert shared == alone
     assert shared.exact_runs == 7 and list(shared.sent_from) == list(alone.sent_from)
+
+
+def _runs_here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The budgets this process runs (a forked child's runs are not seen here)."""
+    import os
+
+    from ctxview import sweep as sweep_module
+
+    here: list[int] = []
+    pid = os.getpid()
+    plain = sweep_module._run
+
+    def counted(assembler: SessionAssembler, params: Params) -> Any:
+        if os.getpid() == pid:
+            here.append(params.token_budget)
+        return plain(assembler, params)
+
+    monkeypatch.setattr(sweep_module, "_run", counted)
+    return here
+
+
+def _child_sends(monkeypatch: pytest.MonkeyPatch, send: Any) -> None:
+    """Replace what the forked child does with its share by ``send(share, write_end)`` (it then leaves)."""
+    from ctxview import sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "_send_runs", lambda _a, _p, share, _keys, write_end: send(share, write_end))
+
+
+def _write(fd: int, blob: bytes) -> None:
+    import os
+
+    while blob:
+        blob = blob[os.write(fd, blob) :]
+
+
+@pytest.mark.parametrize(
+    "child",
+    ["fails", "sends garbage", "sends a wrong shape", "sends one run"],
+)
+def test_the_runs_a_forked_child_does_not_send_are_made_here(
+    medium: SessionAssembler, monkeypatch: pytest.MonkeyPatch, child: str
+) -> None:
+    import marshal
+
+    from ctxview import sweep as sweep_module
+
+    params = MODES[0]
+    budgets = default_budgets(medium, params, points=11)
+    alone = sweep(medium, params, budgets, runs=6, workers=1)
+    exact = [b for b, final in zip(budgets, alone.final_tokens, strict=True) if final is not None]
+    dealt: list[list[list[int]]] = []
+    plain_shares = sweep_module._shares
+
+    def shares(*args: Any) -> list[list[int]]:
+        dealt.append(plain_shares(*args))
+        return dealt[-1]
+
+    monkeypatch.setattr(sweep_module, "_shares", shares)
+
+    def send(share: list[int], write_end: int) -> None:
+        sent_one = share[0]
+        if child == "fails":
+            raise RuntimeError("the child fails")
+        if child == "sends garbage":
+            _write(write_end, b"not marshal")
+        elif child == "sends a wrong shape":
+            _write(write_end, marshal.dumps([(1, 2)]))
+        else:  # the first run of its share only, as the real child sends it
+            run = sweep_module._ExactRun.of(medium.run(replace(params, token_budget=sent_one)))
+            _write(write_end, marshal.dumps([(sent_one, run.assembler_tokens, run.final_tokens, run.kept, run.keys)]))
+
+    _child_sends(monkeypatch, send)
+    here = _runs_here(monkeypatch)
+    shared = sweep(medium, params, budgets, runs=6, workers=2)
+    (_own, theirs), = dealt
+    assert len(theirs) >= 2
+    expected = [b for b in exact if b != theirs[0]] if child == "sends one run" else exact
+    assert sorted(here) == sorted(expected)  # this process made every run the child did not send
+    alone.elapsed = shared.elapsed = 0.0
+    assert shared == alone
+
+
+def test_a_cancelled_sweep_ends_its_forked_child(medium: SessionAssembler, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+
+    from ctxview import sweep as sweep_module
+
+    _child_sends(monkeypatch, lambda _share, _fd: time.sleep(60))  # (a child still busy when the sweep stops)
+    started: list[Any] = []
+    plain = sweep_module._RunsChild.start
+
+    def start(*args: Any) -> Any:
+        child = plain(*args)
+        started.append((child, child.pid))
+        return child
+
+    monkeypatch.setattr(sweep_module._RunsChild, "start", start)
+    params = MODES[0]
+    budgets = default_budgets(medium, params, points=11)
+    began = time.monotonic()
+    with pytest.raises(SweepCancelled):
+        sweep(medium, params, budgets, runs=6, workers=2, progress=lambda done, total: done < 1)
+    (child, pid), = started
+    assert child.pid is None and child.fd == -1
+    with pytest.raises(ChildProcessError):  # ended and reaped: no such child any more
+        os.waitpid(pid, os.WNOHANG)
+    assert time.monotonic() - began < 30  # (not waited for)
 
 
 def test_the_top_trace_is_the_run_at_the_largest_budget(medium: SessionAssembler) -> None:
