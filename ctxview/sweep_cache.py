@@ -7,8 +7,9 @@ session, the fresh tail's cut and the engine line, and nearly every chunk comes 
 items' own messages, nothing recorded).  So after a sweep of a session the render cache keeps
 (``render_cache.MIN_MESSAGES`` messages or more), this module writes, next to that cache, which
 whole chunks came back unchanged at the sweep's cut and the engine's values of every message that
-was sent as it was resolved; the next sweep of the same database state (another process, another
-prompt) takes them instead of computing them again.
+was sent as it was resolved, with those messages themselves (one ``marshal`` load gives them in half the
+time of unpacking each from the render cache); the next sweep of the same database state (another
+process, another prompt) takes them instead of computing them again.
 
 A file is used only for the same database state (``render_cache.database_identity``, the one the
 session was read at), conversation, time zone, engine line and item count, for the same ctxview
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
-from ctxview.assembly.resolve import messages_of
+from ctxview.assembly.resolve import adopt_messages, messages_of
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from ctxview.model import Params
     from ctxview.pipeline import SessionAssembler
 
-FORMAT = 1
+FORMAT = 2
 _NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
 _MAGIC = b"ctxview-sweep\n"
@@ -115,7 +116,7 @@ class _Target:
         conversation = session.conversation.conversation_id
         self.header = marshal.dumps(
             (_code_version(), session.cache_identity, conversation, params.timezone, rules.line,
-             len(self.plan.items), len(self.plan.start))
+             rules.sender_metadata, len(self.plan.items), len(self.plan.start))
         )
         directory = render_cache.cache_dir()
         assert directory is not None and session.cache_identity is not None  # (checked by ``_target``)
@@ -209,13 +210,17 @@ def prime(assembler: SessionAssembler, params: Params) -> bool:
         payload = _read(target)
         if payload is None:
             return False
-        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings = payload
+        cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, kept_messages = payload
         plan = target.plan
         if not plan.assume_unchanged(cut, orphan_ordinal, flags):
             return False
-        items = plan.items
-        # (the run at the whole session unpacks them anyway; read here in blocks of the render cache file)
-        messages = messages_of(list(map(items.__getitem__, positions)))
+        measured = list(map(plan.items.__getitem__, positions))
+        # (the run at the whole session unpacks them anyway: here from the file in one piece, or else in blocks of
+        # the render cache file)
+        if kept_messages is not None:
+            messages = adopt_messages(measured, kept_messages)
+        else:
+            messages = messages_of(measured)
         target.memo.remember(messages, tokens, h16s, pairings)
     plan.kept_across = True
     return True
@@ -244,13 +249,17 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
         if t is not None and h is not None and pairing is not None
     ]
     pairings = [known_pairing[p] for p in positions]
-    try:  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
-        payload = marshal.dumps((
-            cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
-            [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
-        ))
+    values = (
+        cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
+        [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
+    )  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
+    try:  # the measured messages too (each a dict: measured for that very object), unless marshal cannot hold one
+        payload = marshal.dumps((*values, [packed[p] for p in positions]))
     except ValueError:
-        return False
+        try:
+            payload = marshal.dumps((*values, None))
+        except ValueError:
+            return False
     try:
         render_cache.write_entry(target.path, _MAGIC, target.header, payload)
         render_cache.prune(target.directory, SUFFIX)
@@ -268,21 +277,23 @@ def _read(target: _Target) -> tuple[Any, ...] | None:
         stored = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(stored, tuple) or len(stored) != 7:
+    if not isinstance(stored, tuple) or len(stored) != 8:
         return None
-    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings = stored
+    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings, messages = stored
     count = len(target.plan.items)
     if (
         not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
         or not isinstance(positions, list) or not isinstance(some_pairings, dict)
         or not len(positions) == len(tokens) == len(h16s)
         or not _indexes_below(positions, count) or not _indexes_below(list(some_pairings), len(positions))
+        or not (messages is None or (isinstance(messages, list) and len(messages) == len(positions)
+                                     and set(map(type, messages)) <= {dict}))
     ):
         return None
     pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
     for index, pairing in some_pairings.items():
         pairings[index] = pairing
-    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, messages
 
 
 def _indexes_below(values: list[Any], count: int) -> bool:

@@ -196,6 +196,17 @@ def messages_of(items: Sequence[ResolvedItem]) -> list[dict[str, Any]]:
     return [item.message for item in items]
 
 
+def adopt_messages(items: Sequence[ResolvedItem], messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``item.message`` of every item, where a packed one is given its message from ``messages`` (what it
+    unpacks to, read elsewhere in one piece: ``sweep_cache``) instead of unpacking its own; an item already
+    unpacked keeps its own object."""
+    with _UNPACKING:
+        for item, message in zip(items, messages, strict=True):
+            if type(item.stored_message) is not dict:
+                item.stored_message = message
+    return [item.message for item in items]
+
+
 class ResolvedItems(list[ResolvedItem]):
     """The resolved list of a session, with per-list caches the assembler fills."""
 

@@ -225,3 +225,68 @@ def test_a_sweep_shared_with_a_forked_worker_writes_the_file_while_it_waits(cach
     assert sweep_cache.prime(later, PARAMS)
     _same(_swept(later), alone)
     assert _plan(later).unchanged_chunks(*whole) == _plan(first).unchanged_chunks(*whole)
+
+
+def _measured_items(assembler: SessionAssembler) -> list[object]:
+    """The items whose messages a sweep's file measures, as ``sweep_cache.prime`` reads them."""
+    target = sweep_cache._Target(assembler, PARAMS)
+    payload = sweep_cache._read(target)
+    assert payload is not None
+    return [target.plan.items[p] for p in payload[3]]
+
+
+def test_the_file_gives_the_measured_messages_in_one_piece(
+    cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The messages of every measured item come from the file, not unpacked from the render cache one by one,
+    and are what they unpack to; an item already unpacked keeps its own object."""
+    from ctxview import render_cache
+    from ctxview.pipeline import save_pending_renders
+
+    computed = _swept(_load(db))
+    save_pending_renders()  # (the render cache the next loads read)
+    fresh = _load(db)
+    expected = [item.message for item in _measured_items(fresh)]  # (unpacked from the render cache)
+    second = _load(db)
+    items = _measured_items(second)
+    assert sum(type(item.stored_message) is not dict for item in items) > len(items) // 2  # (packed: not unpacked)
+    already = items[len(items) // 2].message  # one unpacked before the file is read
+
+    def unpacked(*_args: object) -> None:
+        raise AssertionError("unpacked from the render cache")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(render_cache.MessageFile, "messages", unpacked)
+        patched.setattr(render_cache.MessageFile, "message", unpacked)
+        assert sweep_cache.prime(second, PARAMS)
+        assert [item.message for item in items] == expected
+    assert items[len(items) // 2].message is already
+    memo = second.engine_memo(second.rules(PARAMS)[0])
+    tokens, h16s, pairings = memo.known([item.message for item in items])
+    assert None not in tokens and None not in h16s and None not in pairings
+    _same(_swept(second), computed)
+
+
+def test_a_file_without_its_messages_unpacks_them_from_the_render_cache(
+    cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``marshal`` cannot hold a message the file keeps the values only; a later sweep unpacks the
+    messages itself and sweeps the same."""
+    import marshal
+
+    plain_dumps = marshal.dumps
+
+    def dumps(value: object, *args: int) -> bytes:
+        if isinstance(value, tuple) and len(value) == 8 and isinstance(value[-1], list):
+            raise ValueError("unmarshallable object")
+        return plain_dumps(value, *args)
+
+    # (kept for both processes: a header made through this wrapper is marshalled with one more reference to it,
+    # which sets a flag in its bytes)
+    monkeypatch.setattr(sweep_cache.marshal, "dumps", dumps)
+    computed = _swept(_load(db))
+    second = _load(db)
+    payload = sweep_cache._read(sweep_cache._Target(second, PARAMS))
+    assert payload is not None and payload[-1] is None  # (the values only)
+    assert sweep_cache.prime(second, PARAMS)
+    _same(_swept(second), computed)
