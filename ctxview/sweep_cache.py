@@ -7,8 +7,8 @@ session, the fresh tail's cut and the engine line, and nearly every chunk comes 
 items' own messages, nothing recorded).  So after a sweep of a session the render cache keeps
 (``render_cache.MIN_MESSAGES`` messages or more), this module writes, next to that cache, which
 whole chunks came back unchanged at the sweep's cut and the engine's values of every message that
-was sent as it was resolved, with those messages themselves (one ``marshal`` load gives them in half the
-time of unpacking each from the render cache); the next sweep of the same database state (another
+was sent as it was resolved, with those messages themselves (``marshal`` loads of a few thousand at a time
+give them in half the time of unpacking each from the render cache); the next sweep of the same database state (another
 process, another prompt) takes them instead of computing them again.
 
 A file is used only for the same database state (``render_cache.database_identity``, the one the
@@ -31,7 +31,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
+import os
 import weakref
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -256,19 +258,21 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
         cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
         [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
     )  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
-    try:  # the measured messages too (each a dict: measured for that very object), unless marshal cannot hold one
-        messages: list[bytes] | None = [
-            marshal.dumps([packed[p] for p in positions[start : start + MESSAGES_PER_BLOB]])
-            for start in range(0, len(positions), MESSAGES_PER_BLOB)
-        ]
-    except ValueError:
-        messages = None
+    # the measured messages too (each a dict: measured for that very object), in blocks after the payload (each read
+    # and checked by itself: never all their bytes at once), unless marshal cannot hold one (then the values only)
+    blocks: list[bytes] | None = []
     try:
-        payload = marshal.dumps((*values, messages))
+        for start in range(0, len(positions), MESSAGES_PER_BLOB):
+            blocks.append(marshal.dumps([packed[p] for p in positions[start : start + MESSAGES_PER_BLOB]]))
+    except ValueError:
+        blocks = None
+    try:
+        table = None if blocks is None else [(len(block), zlib.crc32(block)) for block in blocks]
+        payload = marshal.dumps((*values, table))
     except ValueError:
         return False
     try:
-        render_cache.write_entry(target.path, _MAGIC, target.header, payload)
+        render_cache.write_entry(target.path, _MAGIC, target.header, payload, b"".join(blocks or ()))
         render_cache.prune(target.directory, SUFFIX)
     except OSError:
         return False
@@ -277,38 +281,60 @@ def save(assembler: SessionAssembler, params: Params) -> bool:
 
 
 def _read(target: _Target) -> tuple[Any, ...] | None:
-    payload = render_cache.read_entry(target.path, _MAGIC, target.header)
-    if payload is None:
+    opened = render_cache.open_entry(target.path, _MAGIC, target.header)
+    if opened is None:
         return None  # none, or of another database state, code, time zone or engine line, or damaged
+    payload, fd, tail = opened
+    try:
+        stored = _values(target, payload)
+        return None if stored is None else (*stored[:-1], _messages(fd, tail, stored[-1], len(stored[3])))
+    finally:
+        os.close(fd)
+
+
+def _values(target: _Target, payload: memoryview) -> tuple[Any, ...] | None:
     try:
         stored = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
     if not isinstance(stored, tuple) or len(stored) != 8:
         return None
-    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings, messages = stored
+    cut, orphan_ordinal, flags, positions, tokens, h16s, some_pairings, table = stored
     count = len(target.plan.items)
     if (
         not isinstance(cut, int) or not isinstance(orphan_ordinal, int | float) or not isinstance(flags, bytes)
         or not isinstance(positions, list) or not isinstance(some_pairings, dict)
         or not len(positions) == len(tokens) == len(h16s)
         or not _indexes_below(positions, count) or not _indexes_below(list(some_pairings), len(positions))
-        or not (messages is None or (isinstance(messages, list) and set(map(type, messages)) <= {bytes}))
+        or not (table is None or (isinstance(table, list) and set(map(type, table)) <= {tuple}))
     ):
         return None
-    if messages is not None:
-        blobs, messages = messages, []
-        try:
-            for blob in blobs:
-                messages.extend(marshal.loads(blob))
-        except (ValueError, EOFError, TypeError):
-            return None
-        if len(messages) != len(positions) or not set(map(type, messages)) <= {dict}:
-            return None
     pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
     for index, pairing in some_pairings.items():
         pairings[index] = pairing
-    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, messages
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, table
+
+
+def _messages(fd: int, tail: int, table: list[tuple[int, int]] | None, count: int) -> list[dict[str, Any]] | None:
+    """The ``count`` measured messages from the blocks after the payload (``table``: each block's length and
+    CRC-32), or None where there are none or any block does not read back as written (then the prime unpacks
+    them from the render cache)."""
+    if table is None:
+        return None
+    messages: list[dict[str, Any]] = []
+    at = tail
+    try:
+        for size, crc in table:
+            block = os.pread(fd, size, at)
+            at += size
+            if len(block) != size or zlib.crc32(block) != crc:
+                return None
+            messages.extend(marshal.loads(block))
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if len(messages) != count or not set(map(type, messages)) <= {dict}:
+        return None
+    return messages
 
 
 def _indexes_below(values: list[Any], count: int) -> bool:

@@ -200,11 +200,16 @@ def adopt_messages(items: Sequence[ResolvedItem], messages: Sequence[dict[str, A
     """``item.message`` of every item, where a packed one is given its message from ``messages`` (what it
     unpacks to, read elsewhere in one piece: ``sweep_cache``) instead of unpacking its own; an item already
     unpacked keeps its own object."""
+    out: list[dict[str, Any]] = []
     with _UNPACKING:
         for item, message in zip(items, messages, strict=True):
-            if type(item.stored_message) is not dict:
+            own = item.stored_message
+            if type(own) is dict:
+                out.append(own)
+            else:
                 item.stored_message = message
-    return [item.message for item in items]
+                out.append(message)
+    return out
 
 
 class ResolvedItems(list[ResolvedItem]):

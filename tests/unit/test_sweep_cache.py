@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxview import sweep_cache
+from ctxview import render_cache, sweep_cache
 from ctxview.assembly.incremental import chunked_repair
 from ctxview.assembly.incremental.static import chunk_plan_of, static_of
 from ctxview.assembly.volatile import RETRY_MARKER
@@ -129,7 +129,9 @@ def test_a_damaged_or_foreign_file_is_not_used(cache: Path, db: Path, tmp_path: 
     (name,) = _sweep_files(cache)
     path = cache / name
     data = bytearray(path.read_bytes())
-    data[-3] ^= 0xFF  # in the payload: the checksum no longer holds
+    header = sweep_cache._Target(_load(db), PARAMS).header
+    payload_at = len(sweep_cache._MAGIC) + 8 + len(header) + render_cache.DIGEST_BYTES + 8
+    data[payload_at + 10] ^= 0xFF  # in the payload: the checksum no longer holds
     path.write_bytes(bytes(data))
     damaged = _load(db)
     assert not sweep_cache.prime(damaged, PARAMS)
@@ -240,7 +242,6 @@ def test_the_file_gives_the_measured_messages_in_one_piece(
 ) -> None:
     """The messages of every measured item come from the file, not unpacked from the render cache one by one,
     and are what they unpack to; an item already unpacked keeps its own object."""
-    from ctxview import render_cache
     from ctxview.pipeline import save_pending_renders
 
     computed = _swept(_load(db))
@@ -290,3 +291,22 @@ def test_a_file_without_its_messages_unpacks_them_from_the_render_cache(
     assert payload is not None and payload[-1] is None  # (the values only)
     assert sweep_cache.prime(second, PARAMS)
     _same(_swept(second), computed)
+
+
+def test_a_damaged_block_of_messages_is_unpacked_from_the_render_cache(cache: Path, db: Path) -> None:
+    """The messages after the values are checked block by block: one that does not read back as written
+    leaves them all to the render cache (the values are taken all the same)."""
+    from ctxview.pipeline import save_pending_renders
+
+    computed = _swept(_load(db))
+    save_pending_renders()
+    (name,) = _sweep_files(cache)
+    path = cache / name
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0xFF  # in the last block of messages (after the checksummed values)
+    path.write_bytes(bytes(data))
+    damaged = _load(db)
+    payload = sweep_cache._read(sweep_cache._Target(damaged, PARAMS))
+    assert payload is not None and payload[-1] is None  # (the values only)
+    assert sweep_cache.prime(damaged, PARAMS)
+    _same(_swept(damaged), computed)
