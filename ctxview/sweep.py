@@ -258,7 +258,7 @@ def sweep(
     if processes > 1:
         whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
 
-        def meanwhile() -> None:  # (this process's share is done; the worker's runs usually take longer)
+        def meanwhile() -> None:  # (this process's share is done; the child's runs usually take longer)
             with gc_paused():
                 sweep_cache.save(assembler, params)
 
