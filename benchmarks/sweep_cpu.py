@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     db = bench.session_db(args.size)
     with tempfile.TemporaryDirectory(prefix="ctxview-sweep-cpu-") as cache:
-        env = {**os.environ, "CTXVIEW_CACHE_DIR": cache, "CTXVIEW_CACHE": "on"}
+        env = {**os.environ, "CTXVIEW_CACHE_DIR": cache, "CTXVIEW_CACHE": "on", "CTXVIEW_CACHE_WRITE": "wait"}
 
         def worker(kind: str, extra: list[str]) -> dict[str, Any]:
             command = [sys.executable, __file__ if kind == "sweep" else str(bench.__file__), "--worker",

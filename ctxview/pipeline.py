@@ -42,11 +42,18 @@ _UNSAVED_LOCK = threading.Lock()
 _UNSAVED_LIMIT = 1  # the newest session: a --watch reload never keeps an older one alive
 
 
+def has_pending_renders() -> bool:
+    """Whether ``save_pending_renders`` has anything to write."""
+    with _UNSAVED_LOCK:
+        return bool(_UNSAVED)
+
+
 def save_pending_renders() -> None:
     """Write the message renders made so far to the render cache, for the next run on the same database.
 
-    Called once the output is out (the CLI) or in the background after the first trace (the TUI),
-    so writing the cache never delays what the user waits for.
+    Called once the output is out (the CLI: by a process of its own, which goes on after the command
+    ends) or in the background after the first trace (the TUI), so writing the cache never delays what
+    the user waits for.
     """
     while True:
         with _UNSAVED_LOCK:

@@ -16,6 +16,9 @@ the engine line's rule for sender metadata; each is compared exactly, and a chec
 payload rejects a torn or altered file.  A database read live beside a writer is never
 cached.  Any failure (no home, a read-only cache directory, a corrupt file) means the
 messages are rendered as usual.  ``CTXVIEW_CACHE=off`` turns the cache off.
+
+A headless command writes its file from a forked process after its output is out and it has exited
+(``write_after_exit``): at 100,000 messages the write takes over a second nobody needs to wait for.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ def min_messages() -> int:
 
 def enabled() -> bool:
     return os.environ.get("CTXVIEW_CACHE", "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def write_after_exit() -> bool:
+    """Whether a headless command may leave writing its cache to a process that outlives it (the default);
+    ``CTXVIEW_CACHE_WRITE=wait`` makes the command write it before it exits (a script that needs the file
+    there as soon as the command returns, or a test)."""
+    return os.environ.get("CTXVIEW_CACHE_WRITE", "").strip().lower() != "wait"
 
 
 def cache_dir() -> Path | None:
@@ -415,6 +425,9 @@ def _digest(payload: bytes | memoryview) -> bytes:
     return zlib.crc32(payload).to_bytes(DIGEST_BYTES, "big")
 
 
+_TEMPORARY = ".entry-"  # the name a file being written starts with
+
+
 def write_entry(
     target: Path, magic: bytes, header: bytes, payload: bytes, tail: bytes | bytearray = b""
 ) -> None:
@@ -426,7 +439,7 @@ def write_entry(
 
     digest = _digest(payload)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".entry-")
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=_TEMPORARY)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(magic + len(header).to_bytes(8, "big") + header + digest + len(payload).to_bytes(8, "big"))
@@ -438,14 +451,27 @@ def write_entry(
         raise
 
 
+# a half-written file (``write_entry``'s temporary) this old was left by a writer that was killed
+STALE_ENTRY_SECONDS = 3600
+
+
 def prune(directory: Path, suffix: str = ".renders") -> None:
     """Keep the newest cache files ending in ``suffix``: at most ``KEEP_FILES``, and no more than ``KEEP_BYTES``
-    (the newest always)."""
+    (the newest always); remove what killed writers left (``STALE_ENTRY_SECONDS``)."""
+    import time
+
     files = []
+    stale_before = time.time_ns() - STALE_ENTRY_SECONDS * 1_000_000_000
     for entry in os.scandir(directory):
         if entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
             info = entry.stat(follow_symlinks=False)
             files.append((info.st_mtime_ns, info.st_size, entry.path))
+        elif entry.name.startswith(_TEMPORARY) and entry.is_file(follow_symlinks=False):
+            if entry.stat(follow_symlinks=False).st_mtime_ns < stale_before:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
     kept = total = 0
     for _mtime, size, path in sorted(files, reverse=True):
         kept += 1

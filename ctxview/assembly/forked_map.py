@@ -10,6 +10,7 @@ is always what ``[function(item) for item in items]`` gives, whichever process c
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import sys
@@ -215,6 +216,37 @@ def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], read_end
             blob = marshal.dumps(batch)
         _send(write_end, blob)
     _send(write_end, marshal.dumps(sorted(missing)))
+
+
+def run_after_exit(work: Callable[[], None]) -> bool:
+    """Start ``work`` in a forked process that goes on after this one exits; False (nothing started) where
+    forking is unsafe (another thread) or impossible, and the caller does the work itself.
+
+    For a process about to exit (it does not reap the child: whoever adopts it does).  The child has a
+    session of its own (a signal to the caller's process group, a closed terminal, never reaches it) and
+    its standard input, output and error on the null device, so that a caller reading this process's
+    output to its end (``$(…)``, a pipe) stops waiting when this process ends, not when ``work`` does.
+    It leaves as ``exit_after`` does: no exit handler of this process runs twice.
+    """
+    if not hasattr(os, "fork") or not hasattr(os, "setsid") or threading.active_count() > 1:
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:  # the child: never returns
+        exit_after(partial(_detached, work))
+    return True
+
+
+def _detached(work: Callable[[], None]) -> None:
+    gc.disable()  # (a collection would walk the inherited heap, copying every page it touches)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    work()
 
 
 def exit_after(work: Callable[[], None]) -> NoReturn:

@@ -67,15 +67,27 @@ def _command(name: str) -> ModuleType:
     return importlib.import_module(SUBCOMMANDS[name])
 
 
-def _save_renders() -> None:
-    """Once the output is out: keep the messages this run rendered for the next run (ctxview.render_cache)."""
+def _save_renders(*, after_exit: bool = False) -> None:
+    """Once the output is out: keep the messages this run rendered for the next run (ctxview.render_cache).
+
+    ``after_exit`` (the program itself, about to exit): by a forked process that goes on after this one
+    ends, so the caller gets its prompt (or the end of the output it reads) without waiting for the write
+    (~1.3 s at 100,000 messages), unless ``CTXVIEW_CACHE_WRITE=wait`` or a fork is unsafe.
+    """
     pipeline = sys.modules.get("ctxview.pipeline")  # a command that assembled nothing never imports it
     if pipeline is None:
         return
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
+    for stream in (sys.stdout, sys.stderr):  # (before a fork too: the child never writes them)
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if after_exit and pipeline.has_pending_renders():
+        from ctxview import render_cache
+        from ctxview.assembly.forked_map import run_after_exit
+
+        if render_cache.write_after_exit() and run_after_exit(pipeline.save_pending_renders):
+            return
     pipeline.save_pending_renders()
 
 
@@ -104,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # each full collection would walk them all again (a third of a 100,000-item export's time).
             with gc_paused():
                 status = _command(name).run(args)
-            _save_renders()
+            _save_renders(after_exit=argv is None)
             if argv is None:  # the program itself, not a caller in this process
                 _exit_now(status)
             return status

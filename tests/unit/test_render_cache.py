@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import sqlite3
+import time
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -250,6 +251,21 @@ def test_only_the_newest_cache_files_are_kept(cache: Path, tmp_path: Path, monke
         _resolve(copy)
         save_pending_renders()
     assert len(_cache_files(cache)) == 2
+
+
+def test_what_a_killed_writer_left_is_removed_once_it_is_old(cache: Path, tmp_path: Path) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    old, fresh = cache / ".entry-killed", cache / ".entry-writing"
+    for path in (old, fresh):
+        path.write_bytes(b"half a file")
+    hours_ago = time.time() - render_cache.STALE_ENTRY_SECONDS - 60
+    os.utime(old, (hours_ago, hours_ago))
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=120)
+    _resolve(db)
+    save_pending_renders()  # (writing a file prunes the directory)
+    assert not old.exists() and fresh.exists()  # (another writer may still be writing the fresh one)
+    assert len(_cache_files(cache)) == 1
 
 
 def test_a_message_marshal_cannot_hold_is_rendered_each_time(cache: Path, tmp_path: Path) -> None:
