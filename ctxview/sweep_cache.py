@@ -7,9 +7,9 @@ session, the fresh tail's cut and the engine line, and nearly every chunk comes 
 items' own messages, nothing recorded).  So after a sweep of a session the render cache keeps
 (``render_cache.MIN_MESSAGES`` messages or more), this module writes, next to that cache, which
 whole chunks came back unchanged at the sweep's cut and the engine's values of every message that
-was sent as it was resolved, with those messages themselves (``marshal`` loads of a few thousand at a time
-give them in half the time of unpacking each from the render cache); the next sweep of the same database state (another
-process, another prompt) takes them instead of computing them again.
+was sent as it was resolved, with those messages themselves (read a few thousand at a time, they come in
+half the time of unpacking each from the render cache); the next sweep of the same database state
+(another process, another prompt) takes them instead of computing them again.
 
 A file is used only for the same database state (``render_cache.database_identity``, the one the
 session was read at), conversation, time zone, engine line and item count, for the same ctxview
@@ -220,8 +220,8 @@ def prime(assembler: SessionAssembler, params: Params) -> bool:
         if not plan.assume_unchanged(cut, orphan_ordinal, flags):
             return False
         measured = list(map(plan.items.__getitem__, positions))
-        # (the run at the whole session unpacks them anyway: here from the file in one piece, or else in blocks of
-        # the render cache file)
+        # (the run at the whole session unpacks them anyway: here as the file keeps them, or else in blocks of the
+        # render cache file)
         if kept_messages is not None:
             messages = adopt_messages(measured, kept_messages)
         else:
@@ -319,7 +319,7 @@ def _messages(fd: int, tail: int, table: list[tuple[int, int]] | None, count: in
     """The ``count`` measured messages from the blocks after the payload (``table``: each block's length and
     CRC-32), or None where there are none or any block does not read back as written (then the prime unpacks
     them from the render cache)."""
-    if table is None:
+    if table is None or not hasattr(os, "pread"):
         return None
     messages: list[dict[str, Any]] = []
     at = tail
