@@ -222,7 +222,7 @@ def sweep(
 
     ``workers`` > 1 shares the exact runs among forked processes (each inherits the
     assembler's caches; the numbers are the same); None picks 2 when that is safe and
-    useful: a fork start method, two cores of which one is idle (``core_left_idle``), no other
+    useful: ``os.fork``, two cores of which one is idle (``core_left_idle``), no other
     thread in this process (a forked child gets no copy of them), at least two runs left
     and ``FORK_FROM_ITEMS`` items.  This process runs a share
     too, the one with the largest budget, so ``top_trace`` (the trace of the largest
