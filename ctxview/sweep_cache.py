@@ -330,7 +330,7 @@ def _messages(fd: int, tail: int, table: list[tuple[int, int]] | None, count: in
             if len(block) != size or zlib.crc32(block) != crc:
                 return None
             messages.extend(marshal.loads(block))
-    except (OSError, ValueError, EOFError, TypeError):
+    except (OSError, ValueError, EOFError, TypeError, MemoryError):  # (a length no block can have: MemoryError)
         return None
     if len(messages) != count or not set(map(type, messages)) <= {dict}:
         return None
