@@ -17,8 +17,9 @@ payload rejects a torn or altered file.  A database read live beside a writer is
 cached.  Any failure (no home, a read-only cache directory, a corrupt file) means the
 messages are rendered as usual.  ``CTXVIEW_CACHE=off`` turns the cache off.
 
-A headless command writes its file from a forked process after its output is out and it has exited
-(``write_after_exit``): at 100,000 messages the write takes over a second nobody needs to wait for.
+A headless command writes its file from a process of its own once its output is out, which goes on after
+the command has exited (``write_in_background``): at 100,000 messages the write takes over a second nobody
+needs to wait for.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ def enabled() -> bool:
     return os.environ.get("CTXVIEW_CACHE", "").strip().lower() not in ("off", "0", "no", "false")
 
 
-def write_after_exit() -> bool:
-    """Whether a headless command may leave writing its cache to a process that outlives it (the default);
-    ``CTXVIEW_CACHE_WRITE=wait`` makes the command write it before it exits (a script that needs the file
+def write_in_background() -> bool:
+    """Whether a file only a later run reads may be written by a process of its own, which the command does not
+    wait for (the default); ``CTXVIEW_CACHE_WRITE=wait`` writes it before going on (a script that needs the file
     there as soon as the command returns, or a test)."""
     return os.environ.get("CTXVIEW_CACHE_WRITE", "").strip().lower() != "wait"
 

@@ -258,9 +258,9 @@ def sweep(
     if processes > 1:
         whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
 
-        def meanwhile() -> None:  # (this process's share is done; the child's runs usually take longer)
+        def meanwhile() -> None:  # (this process's share is done; the child's runs may take longer)
             with gc_paused():
-                sweep_cache.save(assembler, params)
+                sweep_cache.save(assembler, params, background=True)
 
         outcomes.update(
             _exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole, meanwhile)
@@ -291,7 +291,9 @@ def sweep(
         ran.append((budget, run))
     sent_from, sent_after = _sent_budgets(ran)
     with gc_paused():
-        sweep_cache.save(assembler, params)  # for the next sweep of this database state (when none was read)
+        # for the next sweep of this database state (when none was read), by a process of its own where one can
+        # be started: the caller does not wait for it
+        sweep_cache.save(assembler, params, background=True)
     notes = [
         f"tokens kept: the budget pass replayed exactly at each of the {len(budgets)} budgets",
         f"{len(exact)} exact runs (selection, clean-up, pairing repair, engine step, clamp) give the final "

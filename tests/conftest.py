@@ -52,5 +52,5 @@ def pytest_configure(config: Any) -> None:
         atexit.register(shutil.rmtree, directory, True)
         os.environ["CTXVIEW_CACHE_DIR"] = directory
     # a command run as a subprocess writes its cache before it exits: a writer outliving it could outlive the
-    # test run and make its cache directory again (test_cache_write_after_exit runs the default way)
+    # test run and make its cache directory again (test_cache_write_in_background runs the default way)
     os.environ.setdefault("CTXVIEW_CACHE_WRITE", "wait")

@@ -218,15 +218,17 @@ def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], read_end
     _send(write_end, marshal.dumps(sorted(missing)))
 
 
-def run_after_exit(work: Callable[[], None]) -> bool:
-    """Start ``work`` in a forked process that goes on after this one exits; False (nothing started) where
-    forking is unsafe (another thread) or impossible, and the caller does the work itself.
+def run_detached(work: Callable[[], None]) -> bool:
+    """Start ``work`` in a process of its own that goes on whatever this one does next (exits, or goes on
+    working); False (nothing started) where forking is unsafe (another thread) or impossible, and the caller
+    does the work itself.
 
-    For a process about to exit (it does not reap the child: whoever adopts it does).  The child has a
-    session of its own (a signal to the caller's process group, a closed terminal, never reaches it) and
-    its standard input, output and error on the null device, so that a caller reading this process's
-    output to its end (``$(…)``, a pipe) stops waiting when this process ends, not when ``work`` does.
-    It leaves as ``exit_after`` does: no exit handler of this process runs twice.
+    Two forks: the one between leaves at once and is reaped here, so nothing is left for this process to
+    reap; the process doing ``work`` is adopted by whoever adopts orphans.  It has a session of its own (a
+    signal to the caller's process group, a closed terminal, never reaches it) and its standard input,
+    output and error on the null device, so that a caller reading this process's output to its end (``$(…)``,
+    a pipe) stops waiting when this process ends, not when ``work`` does.  It leaves as ``exit_after`` does:
+    no exit handler of this process runs twice.
     """
     if not hasattr(os, "fork") or not hasattr(os, "setsid") or threading.active_count() > 1:
         return False
@@ -234,9 +236,18 @@ def run_after_exit(work: Callable[[], None]) -> bool:
         pid = os.fork()
     except OSError:
         return False
-    if pid == 0:  # the child: never returns
+    if pid == 0:  # the process between: start the one doing the work, and leave (never returns)
+        exit_after(partial(_start_detached, work))
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return False
+    return status == 0
+
+
+def _start_detached(work: Callable[[], None]) -> None:
+    if os.fork() == 0:  # (a failed fork raises: status 1, and the caller does the work)
         exit_after(partial(_detached, work))
-    return True
 
 
 def _detached(work: Callable[[], None]) -> None:

@@ -84,9 +84,9 @@ def _save_renders(*, after_exit: bool = False) -> None:
             pass
     if after_exit and pipeline.has_pending_renders():
         from ctxview import render_cache
-        from ctxview.assembly.forked_map import run_after_exit
+        from ctxview.assembly.forked_map import run_detached
 
-        if render_cache.write_after_exit() and run_after_exit(pipeline.save_pending_renders):
+        if render_cache.write_in_background() and run_detached(pipeline.save_pending_renders):
             return
     pipeline.save_pending_renders()
 
