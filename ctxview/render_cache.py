@@ -32,7 +32,7 @@ import stat
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -339,7 +339,8 @@ def save(
     if identity is None or directory is None or not enabled() or database_identity(source) != identity:
         return False
     entries: dict[int, Any] = {}
-    blob = bytearray()
+    tail: list[bytes] = []  # (the messages' own bytes objects, written one by one: never copied into one blob)
+    size = 0
     offsets = array("q", (0,))
     crcs = array("I")
     for mid, render in renders.items():
@@ -351,8 +352,9 @@ def save(
             entries[mid] = None
         elif type(fields[0]) is bytes:  # (the message goes to the file's tail; its facts keep its index)
             entries[mid] = (len(crcs), *fields[1:])
-            blob += fields[0]
-            offsets.append(len(blob))
+            tail.append(fields[0])
+            size += len(fields[0])
+            offsets.append(size)
             crcs.append(zlib.crc32(fields[0]))
     try:
         payload = marshal.dumps((entries, rows, offsets.tobytes(), crcs.tobytes()))
@@ -364,7 +366,7 @@ def save(
     header = _header(identity, conversation_id, sender_metadata)
     target = _file_for(directory, identity, conversation_id, sender_metadata)
     try:
-        write_entry(target, _MAGIC, header, payload, blob)
+        write_entry(target, _MAGIC, header, payload, tail)
         prune(directory)
     except OSError:
         return False
@@ -430,10 +432,11 @@ _TEMPORARY = ".entry-"  # the name a file being written starts with
 
 
 def write_entry(
-    target: Path, magic: bytes, header: bytes, payload: bytes, tail: bytes | bytearray = b""
+    target: Path, magic: bytes, header: bytes, payload: bytes, tail: Iterable[bytes] = ()
 ) -> None:
     """Write a cache file atomically (a reader sees the old file or the whole new one), private to the user:
-    ``payload`` under a checksum, then ``tail`` (read piecemeal, each piece checked by its reader).
+    ``payload`` under a checksum, then the pieces of ``tail`` one after the other (read piecemeal, each piece
+    checked by its reader).
 
     Raises ``OSError`` when it cannot be written (nothing is left behind)."""
     import tempfile  # only a run that writes a cache needs it
@@ -445,7 +448,8 @@ def write_entry(
         with os.fdopen(fd, "wb") as handle:
             handle.write(magic + len(header).to_bytes(8, "big") + header + digest + len(payload).to_bytes(8, "big"))
             handle.write(payload)
-            handle.write(tail)
+            for piece in tail:
+                handle.write(piece)
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)

@@ -285,7 +285,7 @@ def _write(target: _Target, whole: tuple[int, float]) -> bool:
     except ValueError:
         return False
     try:
-        render_cache.write_entry(target.path, _MAGIC, target.header, payload, b"".join(blocks or ()))
+        render_cache.write_entry(target.path, _MAGIC, target.header, payload, blocks or ())
         render_cache.prune(target.directory, SUFFIX)
     except OSError:
         return False
