@@ -46,8 +46,9 @@ def core_left_idle() -> bool:
     may inherit locks that are never released) and another core is idle for the child.
 
     Idle is read from the machine's idle time since this process last looked (its start, or the end of its
-    last fork: ``idle_cores``) where that window is long enough; else from the processes running right now
-    (``/proc/loadavg``'s run queue, this one included); else from the 1-minute load average.  That average
+    last fork: ``idle_cores``) where that window is long enough; else from the processes running now (the
+    fewest of a few looks at ``/proc/loadavg``'s run queue, this one included); else from the 1-minute load
+    average.  That average
     counts this process and, for a minute, every child it has just had and every process of a run just
     before: right after a forked range a sweep's own fork was refused by it on an idle machine.
     """
@@ -63,13 +64,34 @@ def core_left_idle() -> bool:
     idle = idle_cores() if whole_machine else None
     if idle is not None:
         return idle >= IDLE_CORE
-    running = _running_now() if whole_machine else None
+    running = _fewest_running() if whole_machine else None
     if running is not None:
         return running < cores
     try:
         return os.getloadavg()[0] < cores
     except OSError:
         return True
+
+
+# run-queue looks, this far apart: a process busy on the other core is running or ready at every look, a blip
+# (a process that just woke up, or one being torn down) at one of them (one look refused a sweep's fork)
+RUN_QUEUE_LOOKS = 3
+RUN_QUEUE_GAP = 0.002
+
+
+def _fewest_running() -> int | None:
+    """The fewest processes ``_running_now`` saw in ``RUN_QUEUE_LOOKS`` looks; None where it cannot look."""
+    import time
+
+    fewest: int | None = None
+    for look in range(RUN_QUEUE_LOOKS):
+        if look:
+            time.sleep(RUN_QUEUE_GAP)
+        running = _running_now()
+        if running is None:
+            return None
+        fewest = running if fewest is None else min(fewest, running)
+    return fewest
 
 
 def _running_now() -> int | None:

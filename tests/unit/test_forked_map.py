@@ -100,6 +100,18 @@ def test_without_an_idle_time_window_the_run_queue_decides_over_the_load_average
     assert fork_helps(FORK_FROM_ITEMS)
 
 
+def test_a_blip_in_the_run_queue_does_not_refuse_the_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(forked, "idle_cores", lambda: None)
+    monkeypatch.setattr(forked, "RUN_QUEUE_GAP", 0.0)
+    looks = iter([2, 1, 2])  # another process at one look only (waking up, or being torn down)
+    monkeypatch.setattr(forked, "_running_now", lambda: next(looks))
+    assert fork_helps(FORK_FROM_ITEMS)
+    looks = iter([2, 2, 2])  # at every look: it is busy on the other core
+    assert not fork_helps(FORK_FROM_ITEMS)
+
+
 def test_running_now_reads_the_run_queue() -> None:
     with open("/proc/loadavg", "rb") as file:
         expected_fields = len(file.read().split())
