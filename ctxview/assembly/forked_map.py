@@ -48,9 +48,9 @@ def core_left_idle() -> bool:
     Idle is read from the machine's idle time since this process last looked (its start, or the end of its
     last fork: ``idle_cores``) where that window is long enough; else from the processes running now (the
     fewest of a few looks at ``/proc/loadavg``'s run queue, this one included); else from the 1-minute load
-    average.  That average
-    counts this process and, for a minute, every child it has just had and every process of a run just
-    before: right after a forked range a sweep's own fork was refused by it on an idle machine.
+    average.  That average counts this process and, for a minute, every child it has just had and every
+    process of a run just before: right after a forked range a sweep's own fork was refused by it on an
+    idle machine.
     """
     if not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False  # (elsewhere a fork may be unsafe once system frameworks are loaded: macOS)
