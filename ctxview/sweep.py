@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview import sweep_cache, sweep_measure
 from ctxview.assembly.assembler import empty_result
-from ctxview.assembly.forked_map import core_left_idle, exit_after, look_again
+from ctxview.assembly.forked_map import core_left_idle, fork_with_pipe, look_again
 from ctxview.assembly.select import SelectionOrder
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
@@ -576,17 +576,10 @@ class _RunsChild:
 
     @classmethod
     def start(cls, assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str]) -> _RunsChild:
-        read_end, write_end = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_end)
-            os.close(write_end)
+        started = fork_with_pipe(partial(_send_runs, assembler, params, share, plan_keys))
+        if started is None:
             return cls(share, None, -1)
-        if pid == 0:  # the child: never returns
-            os.close(read_end)
-            exit_after(partial(_send_runs, assembler, params, share, plan_keys, write_end))
-        os.close(write_end)
+        pid, read_end = started
         return cls(share, pid, read_end)
 
     def collect(self, plan_keys: list[str]) -> dict[int, _ExactRun]:

@@ -31,7 +31,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from ctxview.assembly.forked_map import exit_after, look_again
+from ctxview.assembly.forked_map import fork_with_pipe, look_again
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -208,25 +208,18 @@ def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
         return None
     shared = mmap.mmap(-1, 56)  # (anonymous and shared: both processes see each other's claims)
     _set(shared, _BACK, len(items))
-    read, write = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read)
-        os.close(write)
+    parent = os.getpid()  # (this process: the child waits for its requests while it lives)
+
+    def work(write: int) -> None:  # in the child: share the work, then leave (nothing of this process's on the way)
+        gc.disable()  # (short-lived: a collection would only walk, and copy, the inherited heap)
+        with os.fdopen(write, "wb") as out:
+            _child(plan, static.all_results, items, memo.estimate, shared, out, parent)
+
+    started = fork_with_pipe(work)
+    if started is None:
         shared.close()
         return None
-    parent = os.getpid()
-    if pid == 0:  # the child: share the work, leave without running anything of the parent's on the way out
-
-        def work() -> None:
-            os.close(read)
-            gc.disable()  # (short-lived: a collection would only walk, and copy, the inherited heap)
-            with os.fdopen(write, "wb") as out:
-                _child(plan, static.all_results, items, memo.estimate, shared, out, parent)
-
-        exit_after(work)
-    os.close(write)
+    pid, read = started
     fork = MeasuringFork(plan, static.all_results, memo, pid, read, shared)
     memo.defer(fork.take)
     plan.whole_learner = fork.learn

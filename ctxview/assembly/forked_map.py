@@ -176,16 +176,11 @@ def forked_map(
     split = min(len(items), max(0, round(len(items) * child_share)))
     if not fork or not hasattr(os, "fork") or split == 0:
         return [function(item) for item in items]
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
+    started = fork_with_pipe(partial(_compute_and_send, function if send is None else _then(function, send),
+                                     items[:split]))
+    if started is None:
         return [function(item) for item in items]
-    if pid == 0:  # the child: never returns
-        _child(function if send is None else _then(function, send), items[:split], read_end, write_end)
-    os.close(write_end)
+    pid, read_end = started
     finished = False
     try:
         if handed_off is not None:
@@ -210,14 +205,27 @@ def _then(function: Callable[[T], Any], send: Callable[[Any], Any]) -> Callable[
     return lambda item: send(function(item))
 
 
-def _child(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
-    """Compute everything, then send it, and leave at once: no exit handler, no flush of buffers this
-    process inherited.  (Sending as it goes would stall on the full pipe while the parent does its part.)"""
-    exit_after(partial(_compute_and_send, function, items, read_end, write_end))
+def fork_with_pipe(work: Callable[[int], None]) -> tuple[int, int] | None:
+    """Fork a child that runs ``work(write_end)`` of a new pipe and leaves at once (``exit_after``: no exit handler,
+    no flush of buffers this process inherited); (its pid, the pipe's read end) here, or None where the fork
+    failed (the pipe closed)."""
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        exit_after(partial(work, write_end))
+    os.close(write_end)
+    return pid, read_end
 
 
-def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], read_end: int, write_end: int) -> None:
-    os.close(read_end)
+def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], write_end: int) -> None:
+    """In the child: compute everything, then send it.  (Sending as it goes would stall on the full pipe while
+    the parent does its part.)"""
     results: list[Any] = []
     missing: list[int] = []
     for index, item in enumerate(items):

@@ -219,3 +219,37 @@ def test_the_flags_learned_in_two_processes_are_those_of_one_pass(
     finally:
         fork.close()
     assert plan.whole_learner is None and fork.pid == 0
+
+
+def test_a_child_done_measuring_still_learns_the_flags_asked_of_it_while_this_process_lives(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child waits after sending its values for as long as this process lives and may still ask for the
+    flags: it knows this process by the pid it had before the fork (after it, its own pid is the child's)."""
+    import select
+
+    monkeypatch.setattr(sweep_measure, "CHUNK_BATCH", 16)
+    assembler = fresh(db)
+    plan, cut, orphan, all_results = whole_run_args(assembler, PARAMS)
+    expected = plan.whole_selection_flags(cut, orphan, all_results)
+    fork = sweep_measure.start(assembler, PARAMS)
+    assert fork is not None
+    try:
+        readable, _, _ = select.select([fork.fd], [], [], 60)  # its values sent: every message measured there
+        assert readable and sweep_measure._get(fork.shared, sweep_measure._BACK) == 0
+        learn_here = type(plan).whole_selection_flags
+
+        deadline = time.monotonic() + 10  # (one wait in all: a child that is gone never claims)
+
+        def after_the_child_claims(*args: Any) -> bytes:  # (this process lets the child claim a batch first)
+            while sweep_measure._get(fork.shared, sweep_measure._CHUNK_BACK) == len(expected) and (
+                time.monotonic() < deadline
+            ):
+                time.sleep(0.005)
+            return learn_here(*args)
+
+        monkeypatch.setattr(type(plan), "whole_selection_flags", after_the_child_claims)
+        assert fork.learn(plan, cut, orphan, all_results) == expected
+        assert 0 < fork.flags_from_child < len(expected)
+    finally:
+        fork.close()
