@@ -15,6 +15,11 @@ import math
 import re
 from typing import Any
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a platform with no orjson wheel: the json module's C encoder does it all
+    orjson = None  # type: ignore[assignment]
+
 # §0.2: the exact whitespace set of JS trim() and regex \s.
 JS_WHITESPACE = (
     "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680"
@@ -130,6 +135,10 @@ class JSNumber:
 
 
 _MAX_SAFE = 2**53
+# the magnitudes in which a double's shortest text is plain decimal digits for JS, for Python's repr and for
+# orjson alike: a parsed float outside them is kept as a JSNumber (``js_stringify``'s fast path relies on it)
+FLOAT_SAME_TEXT_FROM = 1e-4
+FLOAT_SAME_TEXT_BELOW = 1e16
 
 
 def _parse_float(text: str) -> float | int | JSNumber:
@@ -140,8 +149,9 @@ def _parse_float(text: str) -> float | int | JSNumber:
     if value.is_integer() and abs(value) < _MAX_SAFE:
         return int(value)
     js = js_number_str(value)
-    if js == repr(value):
-        return value
+    if js == repr(value) and FLOAT_SAME_TEXT_FROM <= abs(value) < FLOAT_SAME_TEXT_BELOW:
+        return value  # (JS, Python's repr and orjson spell it alike)
+    # JS's text differs from Python's repr (1e-05 is 0.00001), or orjson's would (1e+21 is 1e21 there)
     return JSNumber(value, js)
 
 
@@ -268,8 +278,58 @@ def _encode(value: Any) -> str:
     return "".join(_C_ENCODE(value, 0))
 
 
+# orjson writes what the C encoder below writes (compact, insertion order, raw non-ASCII, the same escapes, null
+# for a non-finite float) several times faster (into one buffer; the C encoder builds a list of pieces), for every
+# value it takes but a float outside [FLOAT_SAME_TEXT_FROM, FLOAT_SAME_TEXT_BELOW), which it spells its own way
+# (1e21, 0.00001).  What the C encoder path treats specially makes orjson refuse, and that path takes it: a
+# JSNumber, a lone surrogate, a key that is not a str, an int past 64 bits, a subclass, a dataclass, nesting past
+# 254 levels.  So it serves values made of parsed JSON (``_parse_float`` keeps the other floats as JSNumber) and
+# of strings and ints: the agent messages (``js_stringify_message``), not values with computed floats (scores).
+_FAST_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+    if orjson is not None
+    else 0
+)
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+def _fast_utf8(value: Any) -> bytes | None:
+    """``JSON.stringify(value)`` as UTF-8 by orjson, or None where orjson does not take the value."""
+    if orjson is None:  # pragma: no cover - orjson is a dependency
+        return None
+    try:
+        return orjson.dumps(value, default=_refuse, option=_FAST_OPTIONS)
+    except TypeError:  # (orjson.JSONEncodeError is one)
+        return None
+
+
 def js_stringify(value: Any) -> str:
     """``JSON.stringify(value)``: compact, insertion key order, raw non-ASCII."""
+    return _slow_stringify(value)
+
+
+def js_stringify_message(message: Any) -> str:
+    """``js_stringify`` of an agent message, or of any value whose floats were parsed (none computed)."""
+    encoded = _fast_utf8(message)
+    if encoded is not None:
+        return encoded.decode()
+    return _slow_stringify(message)
+
+
+def js_stringify_message_utf8(message: Any) -> tuple[str, bytes]:
+    """(``js_stringify_message(message)``, the same text as UTF-8) for a caller that hashes it: one encoding."""
+    encoded = _fast_utf8(message)
+    if encoded is not None:
+        return encoded.decode(), encoded
+    text = _slow_stringify(message)
+    return text, text.encode("utf-8", "surrogatepass")
+
+
+def _slow_stringify(value: Any) -> str:
+    """``js_stringify`` by the json module's C encoder (what orjson does not take)."""
     try:
         text = _encode(value)
     except ValueError:

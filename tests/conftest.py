@@ -54,3 +54,22 @@ def pytest_configure(config: Any) -> None:
     # a command run as a subprocess writes its cache before it exits: a writer outliving it could outlive the
     # test run and make its cache directory again (test_cache_write_in_background runs the default way)
     os.environ.setdefault("CTXVIEW_CACHE_WRITE", "wait")
+    _check_every_fast_stringify()
+
+
+def _check_every_fast_stringify() -> None:
+    """Every ``js_stringify`` of the test run in this process is made both ways and must agree: orjson's fast
+    path is used only where it writes what the json module's C encoder writes (``ctxview.jsjson``)."""
+    from ctxview import jsjson
+
+    fast = jsjson._fast_utf8
+
+    def checked(value: Any) -> bytes | None:
+        encoded = fast(value)
+        if encoded is not None:
+            slow = jsjson._slow_stringify(value)
+            if encoded.decode() != slow:
+                raise AssertionError(f"orjson and the C encoder disagree: {encoded[:200]!r} vs {slow[:200]!r}")
+        return encoded
+
+    jsjson._fast_utf8 = checked

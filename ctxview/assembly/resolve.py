@@ -24,7 +24,7 @@ from ctxview.assembly.forked_map import CHILD_SHARE, forked_map
 from ctxview.assembly.render import RenderedMessage, render_message, render_summary
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.gc_pause import gc_paused
-from ctxview.jsjson import js_stringify
+from ctxview.jsjson import js_stringify_message
 from ctxview.model import ContextItemRow, FocusBriefRow, MessageRow, Session, SummaryRow
 
 # §7.1 / §7.4 call-block types (note: "tool_call" is not one of them).
@@ -178,7 +178,7 @@ class ResolvedItem:
     def message_json(self) -> str:
         """``JSON.stringify(message)``, cached."""
         if self._json is None:
-            self._json = js_stringify(self.message)
+            self._json = js_stringify_message(self.message)
         return self._json
 
 

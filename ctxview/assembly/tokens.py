@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ctxview.jsjson import js_stringify, utf16_len
+from ctxview.jsjson import js_stringify, js_stringify_message, utf16_len
 
 # §4.1 ranges that weigh 1.5 (six quarters).
 _CJK = re.compile(
@@ -102,7 +102,7 @@ def _replace_opaque(value: Any, key: str, counter: list[int]) -> Any:
 
 def serialized_message_tokens(message: Any) -> int:
     """Estimate of ``JSON.stringify(message, replacer)`` plus 1600 per opaque payload."""
-    return serialized_message_tokens_of_json(message, js_stringify(message))
+    return serialized_message_tokens_of_json(message, js_stringify_message(message))
 
 
 def serialized_message_tokens_of_json(message: Any, text: str) -> int:
@@ -171,7 +171,7 @@ def tool_result_boundary_tokens(message: Any) -> int:
 
 def serialized_message_tokens_1_0(message: Any) -> int:
     """§4.3 under the 1.0 rules: the larger of the JSON estimate and the tool-result boundary estimate."""
-    return serialized_message_tokens_1_0_of_json(message, js_stringify(message))
+    return serialized_message_tokens_1_0_of_json(message, js_stringify_message(message))
 
 
 def serialized_message_tokens_1_0_of_json(message: Any, text: str) -> int:

@@ -31,7 +31,15 @@ from ctxview.assembly.live import (
     stored_token_count,
 )
 from ctxview.assembly.tokens import ESTIMATES_OF_JSON, serialized_message_tokens
-from ctxview.jsjson import collapse_js_whitespace, h16, is_blank, js_stringify, js_trim, js_trim_start
+from ctxview.jsjson import (
+    collapse_js_whitespace,
+    h16,
+    is_blank,
+    js_stringify_message,
+    js_stringify_message_utf8,
+    js_trim,
+    js_trim_start,
+)
 
 # §7.4 with a key per message: (messages, keys) -> (repaired messages, their keys; None = synthetic)
 KeyedSanitizer = Callable[[list[Any], list[Any]], tuple[list[Any], list[Any]]]
@@ -427,9 +435,12 @@ class SerializedCache:
     def _measure(self, message: Any) -> tuple[int, str]:
         """(tokens, h16) of a message from one ``JSON.stringify``: a run asks both of most messages."""
         assert self._estimate_of_json is not None
-        text = self.json(message)
+        text, encoded = js_stringify_message_utf8(message)
         tokens = self._estimate_of_json(message, text)
-        value = h16_of_json("[" + text + "]")
+        digest = hashlib.sha256(b"[")
+        digest.update(encoded)
+        digest.update(b"]")
+        value = digest.hexdigest()[:16]  # (``h16_of_json("[" + text + "]")``, with no copy of the text)
         key = self._hold(message)
         self._tokens[key] = tokens
         self._h16[key] = value
@@ -493,7 +504,7 @@ class SerializedCache:
 
     def json(self, message: Any) -> str:
         """``JSON.stringify(message)`` (not kept: only the hash of it is)."""
-        return js_stringify(message)
+        return js_stringify_message(message)
 
     def form(self, message: Any) -> tuple[str, str]:
         """(stored role, stored content) of a message."""

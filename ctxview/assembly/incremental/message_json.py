@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxview.assembly.tool_pairs import h16_of_jsons
-from ctxview.jsjson import js_stringify
+from ctxview.jsjson import js_stringify_message
 
 _JSON: dict[int, tuple[Any, str]] = {}
 _JSON_LIMIT = 400_000
@@ -21,7 +21,7 @@ def message_json(message: Any) -> str:
     hit = _JSON.get(id(message))
     if hit is not None and hit[0] is message:
         return hit[1]
-    text = js_stringify(message)
+    text = js_stringify_message(message)
     if len(_JSON) >= _JSON_LIMIT:
         _JSON.clear()
     _JSON[id(message)] = (message, text)
