@@ -128,6 +128,34 @@ def test_a_changed_database_is_rendered_again(cache: Path, tmp_path: Path) -> No
     assert warm == fresh_cold
 
 
+def test_a_file_written_in_many_parts_reads_back_to_the_same_messages_and_rows(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer marshals the renders' facts a few at a time (a 100,000-message file is never held whole):
+    read back, the parts make one set of renders, and a warm open resolves and reads the rows as the cold one."""
+    monkeypatch.setattr(render_cache, "ENTRIES_PER_PART", 7)
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, session = _resolve(db)
+    save_pending_renders()
+    (path,) = _cache_files(cache)
+    rule = any(m.sender_metadata for m in session.messages.values())
+    header = render_cache._header(session.cache_identity, session.conversation.conversation_id, rule)
+    payload = render_cache.read_entry(path, render_cache._MAGIC, header)
+    assert payload is not None
+    parts = render_cache._parts(payload)
+    assert len(parts) == -(-len(session.messages) // 7) + 1  # every message's facts, then the rows
+    stored = _stored(session)
+    assert stored is not None and set(stored) == set(session.messages)
+    with LcmStore(db) as store:
+        warm_session = store.load_session()
+    resolved = SessionAssembler(warm_session).resolved("UTC")
+    messages = [item for item in resolved if item.is_message]
+    assert messages and all(type(item.stored_message) is int for item in messages)  # read from the file
+    assert [_facts(item) for item in resolved] == cold
+    assert _rows(warm_session) == _rows(session)
+
+
 def _payload_end(path: Path) -> int:
     return payload_end(path.read_bytes())
 
