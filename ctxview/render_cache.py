@@ -32,7 +32,7 @@ import stat
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the store imports this module: a command that renders nothi
 
 FORMAT = 7  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
 # 5: the messages in the file's tail, read one by one (``MessageFile``); rows without content and times;
-# 6: the payload under a CRC-32; 7: the payload in parts, each marshalled by itself (``_payload``)
+# 6: the payload under a CRC-32; 7: the payload in parts (the facts and rows a few thousand at a time)
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -280,20 +280,39 @@ def load_payload(
     payload, fd, tail = opened
     try:
         *parts, last = _parts(payload)
-        rows, offsets, crcs = marshal.loads(last)
+        (facts, item_parts, message_parts), rest, offsets, crcs = marshal.loads(last)
         renders = CachedRenders({}, MessageFile(fd, tail, array("q", offsets), array("I", crcs)))
     except (ValueError, EOFError, TypeError):
         os.close(fd)
         return None
-    try:
-        for part in parts:  # (each part's facts straight into the one dict: never a copy of them all)
-            facts = marshal.loads(part)
-            if type(facts) is not dict:
+    try:  # (from here the descriptor is closed with the message file)
+        for part in parts[:facts]:  # (each part's facts straight into the one dict: never a copy of them all)
+            renders.update(_loaded(part, dict))
+        rows = None
+        if rest is not None and item_parts is not None and message_parts is not None:
+            message_start = facts + item_parts
+            if message_start + message_parts != len(parts):
                 return None
-            renders.update(facts)
+            rows = (_joined(parts[facts:message_start]), _joined(parts[message_start:]), *rest)
     except (ValueError, EOFError, TypeError):
-        return None  # (the descriptor is closed with the message file)
+        return None
     return renders, rows
+
+
+def _loaded(part: memoryview, kind: type) -> Any:
+    """A part unmarshalled; ``ValueError`` where it is not a ``kind``."""
+    value = marshal.loads(part)
+    if type(value) is not kind:
+        raise ValueError("a part of another kind")
+    return value
+
+
+def _joined(parts: list[memoryview]) -> list[Any]:
+    """The rows of these parts (lists), in one list."""
+    rows: list[Any] = []
+    for part in parts:
+        rows.extend(_loaded(part, list))
+    return rows
 
 
 def _parts(payload: memoryview) -> list[memoryview]:
@@ -372,9 +391,10 @@ def save(
     return True
 
 
-# the renders' facts marshalled (and written) at a time: the writer never holds all of them twice over, as
-# tuples and as bytes (with marshal's table of the objects it met), on top of the command's memory it inherits
-ENTRIES_PER_PART = 4096
+# the renders' facts (or rows) marshalled and written at a time: the writer never holds all of them twice over, as
+# objects and as bytes (with marshal's table of every object it met, ~30 MB for 100,000 message rows), on top of
+# the command's memory it inherits
+PER_PART = 4096
 
 
 class _Tail:
@@ -395,9 +415,34 @@ class _Tail:
 
 
 def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[bytes]:
-    """The payload (``_framed``), made as it is written: the facts of ``ENTRIES_PER_PART`` renders at a time
-    (their messages go to ``tail``), then the rows (``rows`` called only then, once the parts before are let go
-    of) with the message table."""
+    """The payload (``_framed`` parts), made as it is written: the facts of ``PER_PART`` renders at a time (their
+    messages go to ``tail``), the context item rows and message rows as many at a time (``rows`` called only
+    then, in the memory the parts before let go of), then what ``load_payload`` needs to read them: how many
+    parts of each, the rest of the rows (None: no rows) and the message table."""
+    facts = yield from _facts_parts(renders, tail)
+    if callable(rows):
+        rows = rows()
+    item_parts: int | None = 0
+    message_parts: int | None = 0
+    rest: list[Any] | None = None
+    if rows is not None:
+        item_rows, message_rows, *rest = rows
+        item_parts = yield from _listed_parts(item_rows)
+        if item_parts is not None:
+            message_parts = yield from _listed_parts(message_rows)
+    del rows
+    table = (tail.offsets.tobytes(), tail.crcs.tobytes())
+    try:
+        last = marshal.dumps(((facts, item_parts, message_parts), rest, *table))
+    except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
+        last = marshal.dumps(((facts, item_parts, message_parts), None, *table))
+    yield from _framed(last)
+
+
+def _facts_parts(renders: Mapping[int, Any], tail: _Tail) -> Generator[bytes, None, int]:
+    """The renders' facts, ``PER_PART`` a time (each a message id → facts dict), their messages added to
+    ``tail``; returns how many parts."""
+    parts = 0
     part: dict[int, Any] = {}
     for mid, render in renders.items():
         try:
@@ -408,19 +453,28 @@ def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[byt
             part[mid] = None
         elif type(fields[0]) is bytes:  # (the message goes to the file's tail; its facts keep its index)
             part[mid] = (tail.add(fields[0]), *fields[1:])
-        if len(part) >= ENTRIES_PER_PART:
+        if len(part) >= PER_PART:
             yield from _framed(_marshalled_part(part))
+            parts += 1
             part = {}
     if part:
         yield from _framed(_marshalled_part(part))
-    del part
-    if callable(rows):
-        rows = rows()
-    try:
-        last = marshal.dumps((rows, tail.offsets.tobytes(), tail.crcs.tobytes()))
-    except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
-        last = marshal.dumps((None, tail.offsets.tobytes(), tail.crcs.tobytes()))
-    yield from _framed(last)
+        parts += 1
+    return parts
+
+
+def _listed_parts(rows: list[Any]) -> Generator[bytes, None, int | None]:
+    """``rows`` ``PER_PART`` at a time (each a list); returns how many parts, or None where marshal cannot hold
+    one (the parts written before are then never read)."""
+    parts = 0
+    for start in range(0, len(rows), PER_PART):
+        try:
+            blob = marshal.dumps(rows[start : start + PER_PART])
+        except ValueError:
+            return None
+        yield from _framed(blob)
+        parts += 1
+    return parts
 
 
 def _marshalled_part(part: dict[int, Any]) -> bytes:
