@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from copy import copy
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
@@ -61,7 +62,7 @@ def save_pending_renders() -> None:
                 return
             session, sender_metadata, renders = _UNSAVED.pop()
         render_cache.save(session.cache_identity, session.conversation.conversation_id, sender_metadata,
-                          renders.fresh, session.source, render_cache.rows_of(session))
+                          renders.fresh, session.source, partial(render_cache.rows_of, session))
 
 
 class _MessageOrdinals(Mapping[int, int]):

