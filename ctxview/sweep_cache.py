@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
+from ctxview.assembly.live import NO_PAIRING
 from ctxview.assembly.resolve import adopt_messages, messages_of
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from ctxview.pipeline import SessionAssembler
 
 FORMAT = 2
-_NO_PAIRING: tuple[list[str], str | None] = ([], None)  # the pairing ids of a message that issues and answers no call
 SUFFIX = ".sweep"
 _MAGIC = b"ctxview-sweep\n"
 CUT_SUFFIX = ".sweepcut"
@@ -269,7 +269,7 @@ def _write(target: _Target, whole: tuple[int, float]) -> bool:
     pairings = [known_pairing[p] for p in positions]
     values = (
         cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
-        [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != _NO_PAIRING},
+        [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != NO_PAIRING},
     )  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
     # the measured messages too (each a dict: measured for that very object), in blocks after the payload (each read
     # and checked by itself: never all their bytes at once), unless marshal cannot hold one (then the values only)
@@ -322,7 +322,7 @@ def _values(target: _Target, payload: memoryview) -> tuple[Any, ...] | None:
         or not (table is None or (isinstance(table, list) and set(map(type, table)) <= {tuple}))
     ):
         return None
-    pairings = [_NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
+    pairings = [NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
     for index, pairing in some_pairings.items():
         pairings[index] = pairing
     return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, table

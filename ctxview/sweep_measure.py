@@ -32,6 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.forked_map import fork_with_pipe, look_again
+from ctxview.assembly.live import NO_PAIRING
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from ctxview.model import Params
     from ctxview.pipeline import SessionAssembler
 
-_NO_PAIRING: tuple[list[str], str | None] = ([], None)  # (most messages issue and answer no call)
 BATCH = 2048  # messages measured between two looks at the other process's claim (~20–40 ms)
 # the shared map: this process measures below FRONT, the child from BACK up; REQUEST: 1 flags wanted (at CUT,
 # ORPHAN: this process learns the chunks below CHUNK_FRONT, the child from CHUNK_BACK up), 2 nothing more
@@ -289,7 +289,7 @@ def _measured(own: SerializedCache, items: list[ResolvedItem], first: int) -> by
     tokens = own.tokens_of_all(messages)
     h16s = own.h16_of_all(messages)
     pairings = own.pairing_of_all(messages)
-    some = {index: pairing for index, pairing in enumerate(pairings) if pairing != _NO_PAIRING}
+    some = {index: pairing for index, pairing in enumerate(pairings) if pairing != NO_PAIRING}
     return marshal.dumps((first, tokens, h16s, some))
 
 
@@ -308,7 +308,7 @@ def _values(payload: bytes, count: int) -> tuple[int, list[int], list[str], list
         and all(type(index) is int and 0 <= index < count - first for index in some)
     ):
         return None
-    pairings: list[Any] = [_NO_PAIRING] * (count - first)  # (one shared value: pairing ids are read, never changed)
+    pairings: list[Any] = [NO_PAIRING] * (count - first)  # (one shared value: pairing ids are read, never changed)
     for index, pairing in some.items():
         pairings[index] = pairing
     return first, tokens, h16s, pairings

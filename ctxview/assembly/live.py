@@ -585,6 +585,25 @@ def assistant_pairing_ids(message: Any) -> list[str]:
     return ids
 
 
+# the pairing view of a message that issues and answers no call (most of them): one shared value, read only
+NO_PAIRING: tuple[list[str], str | None] = ([], None)
+
+
+def pairing_view(message: Any) -> tuple[list[str], str | None]:
+    """(``assistant_pairing_ids``, ``result_pairing_id``) of a message from one look at its role: each is empty for
+    every other role (the lists may be shared: read only)."""
+    if not isinstance(message, dict):
+        return NO_PAIRING
+    role = message.get("role")
+    if role == "assistant":
+        calls = assistant_pairing_ids(message)
+        return (calls, None) if calls else NO_PAIRING
+    if role == "tool" or role == "toolResult":
+        answered = result_pairing_id(message)
+        return (NO_PAIRING[0], answered) if answered is not None else NO_PAIRING
+    return NO_PAIRING
+
+
 def result_pairing_id(message: Any) -> str | None:
     """The call id a tool/toolResult message answers (pairing view of §9.7)."""
     if not isinstance(message, dict) or message.get("role") not in ("tool", "toolResult"):

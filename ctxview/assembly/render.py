@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxview.assembly.tokens import estimate_tokens
 from ctxview.jsdate import format_for_attribute, parse_utc_timestamp
-from ctxview.jsjson import JS_JSON_DECODER, js_parse, js_string, js_stringify, js_trim
+from ctxview.jsjson import JS_JSON_DECODER, js_parse, js_string, js_stringify_message, js_trim
 from ctxview.model import FocusBriefRow, MessageRow, PartRow, SummaryRow
 
 
@@ -297,7 +297,7 @@ def _backfill(part: PartRow, raw: dict[str, Any]) -> PartRow:
         if args is None:  # `??`: absent and null both fall through
             args = raw.get("input", MISSING)
         if args is not MISSING:
-            changes["tool_input"] = args if isinstance(args, str) else js_stringify(args)
+            changes["tool_input"] = args if isinstance(args, str) else js_stringify_message(args)
     return replace(part, **changes) if changes else part
 
 
@@ -406,7 +406,7 @@ def _block_from_part(part: PartRow, meta: PartMeta, has_identity: bool) -> Any |
     if _non_empty_str(part.text_content):
         return {"type": "text", "text": part.text_content}
     if meta.decoded is not MISSING:
-        return {"type": "text", "text": js_stringify(meta.decoded)}
+        return {"type": "text", "text": js_stringify_message(meta.decoded)}
     return {"type": "text", "text": ""}
 
 
@@ -559,10 +559,10 @@ def render_message(row: MessageRow, sender_metadata: bool = True) -> RenderedMes
         reasoning = pick_top_level_reasoning(parts, metas)
         identity = pick_model_identity(parts, metas)
     content = _message_content(parts, metas, role, fallback, identity)
-    content_text = content if isinstance(content, str) else js_stringify(content)
+    content_text = content if isinstance(content, str) else js_stringify_message(content)
     sender = parse_sender_metadata(row.sender_metadata) if role == "user" and sender_metadata else None
     if reasoning or sender is not None:
-        sender_text = js_stringify(sender) if sender is not None else ""
+        sender_text = js_stringify_message(sender) if sender is not None else ""
         pieces = [content_text, "\n".join(reasoning.values()), sender_text]
         tokens = estimate_tokens("\n".join(p for p in pieces if p))
     else:  # (the usual message: its content text alone)

@@ -25,6 +25,7 @@ from ctxview.assembly.decoration import is_bare_face_of_current_turn
 from ctxview.assembly.live import (
     assistant_pairing_ids,
     live_signature,
+    pairing_view,
     result_pairing_id,
     stored_content,
     stored_role,
@@ -437,10 +438,7 @@ class SerializedCache:
         assert self._estimate_of_json is not None
         text, encoded = js_stringify_message_utf8(message)
         tokens = self._estimate_of_json(message, text)
-        digest = hashlib.sha256(b"[")
-        digest.update(encoded)
-        digest.update(b"]")
-        value = digest.hexdigest()[:16]  # (``h16_of_json("[" + text + "]")``, with no copy of the text)
+        value = _h16_of_utf8(encoded)
         key = self._hold(message)
         self._tokens[key] = tokens
         self._h16[key] = value
@@ -518,7 +516,7 @@ class SerializedCache:
         """(call ids it issues, the call id it answers) in the pairing view of §9.7 (lists are shared: read only)."""
         value = self._pairing.get(id(message))
         if value is None:
-            value = (assistant_pairing_ids(message), result_pairing_id(message))
+            value = pairing_view(message)
             self._pairing[self._hold(message)] = value
         return value
 
@@ -928,6 +926,14 @@ def _count_occurrences(haystack: str, needle: str) -> int:
         count += 1
         cursor = found + len(needle)
     return count
+
+
+def _h16_of_utf8(encoded: bytes) -> str:
+    """``h16_of_json("[" + text + "]")`` given ``text`` as UTF-8, with no copy of it."""
+    digest = hashlib.sha256(b"[")
+    digest.update(encoded)
+    digest.update(b"]")
+    return digest.hexdigest()[:16]
 
 
 def h16_of_json(text: str) -> str:
