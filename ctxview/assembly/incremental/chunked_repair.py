@@ -26,7 +26,6 @@ from ctxview.assembly.postprocess import EVICTABLE, FRESH, Cleaned, Entry, clean
 from ctxview.assembly.resolve import ResolvedItem, messages_of
 from ctxview.assembly.tool_pairs import RepairLog, sanitize_tool_use_result_pairing_keyed
 
-_MESSAGE = operator.attrgetter("message")
 _STORED = operator.attrgetter("stored_message")
 # positions in a row, from a chunk's start, before whole flagged chunks are appended as a span (shorter ones
 # take each chunk's remembered outcome, which a run that selects them again only looks up)
@@ -412,7 +411,7 @@ class ChunkPlan:
             members = items[low:high]
             own = list(map(_STORED, members))  # (messages a sweep file's values came for are unpacked already)
             if set(map(type, own)) != {dict}:  # (some still packed: bytes, or an index into the render cache)
-                own = list(map(_MESSAGE, members))
+                own = messages_of(members)  # (read from the render cache file in blocks, not one read each)
             entries.extend(map(Entry, own, members, repeat(segment)))
             messages.extend(own)
             keys.extend(map(_KEY, members))
