@@ -136,7 +136,7 @@ class JSNumber:
 
 _MAX_SAFE = 2**53
 # the magnitudes in which a double's shortest text is plain decimal digits for JS, for Python's repr and for
-# orjson alike: a parsed float outside them is kept as a JSNumber (``js_stringify``'s fast path relies on it)
+# orjson alike: a parsed float outside them is kept as a JSNumber (``js_stringify_message`` relies on it)
 FLOAT_SAME_TEXT_FROM = 1e-4
 FLOAT_SAME_TEXT_BELOW = 1e16
 
@@ -306,17 +306,12 @@ def _fast_utf8(value: Any) -> bytes | None:
         return None
 
 
-def js_stringify(value: Any) -> str:
-    """``JSON.stringify(value)``: compact, insertion key order, raw non-ASCII."""
-    return _slow_stringify(value)
-
-
 def js_stringify_message(message: Any) -> str:
     """``js_stringify`` of an agent message, or of any value whose floats were parsed (none computed)."""
     encoded = _fast_utf8(message)
     if encoded is not None:
         return encoded.decode()
-    return _slow_stringify(message)
+    return js_stringify(message)
 
 
 def js_stringify_message_utf8(message: Any) -> tuple[str, bytes]:
@@ -324,12 +319,12 @@ def js_stringify_message_utf8(message: Any) -> tuple[str, bytes]:
     encoded = _fast_utf8(message)
     if encoded is not None:
         return encoded.decode(), encoded
-    text = _slow_stringify(message)
+    text = js_stringify(message)
     return text, text.encode("utf-8", "surrogatepass")
 
 
-def _slow_stringify(value: Any) -> str:
-    """``js_stringify`` by the json module's C encoder (what orjson does not take)."""
+def js_stringify(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, insertion key order, raw non-ASCII (by the json module's C encoder)."""
     try:
         text = _encode(value)
     except ValueError:

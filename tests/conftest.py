@@ -58,8 +58,8 @@ def pytest_configure(config: Any) -> None:
 
 
 def _check_every_fast_stringify() -> None:
-    """Every ``js_stringify`` of the test run in this process is made both ways and must agree: orjson's fast
-    path is used only where it writes what the json module's C encoder writes (``ctxview.jsjson``)."""
+    """Every message orjson stringifies in this process during the test run (``jsjson.js_stringify_message``) is
+    stringified by the json module's C encoder too, and the two must agree: orjson is used only where they do."""
     from ctxview import jsjson
 
     fast = jsjson._fast_utf8
@@ -67,7 +67,7 @@ def _check_every_fast_stringify() -> None:
     def checked(value: Any) -> bytes | None:
         encoded = fast(value)
         if encoded is not None:
-            slow = jsjson._slow_stringify(value)
+            slow = jsjson.js_stringify(value)
             if encoded.decode() != slow:
                 raise AssertionError(f"orjson and the C encoder disagree: {encoded[:200]!r} vs {slow[:200]!r}")
         return encoded
