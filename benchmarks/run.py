@@ -102,7 +102,7 @@ TARGETS: dict[str, tuple[str, dict[int, float]]] = {
 JUDGED_BY_MAX = ("rss", "cli_rss", "cli_cold_rss", "cli_first_rss")
 LABELS = {
     "open": "open + resolve a conversation",
-    "index": "term index, built once after opening (not a target)",
+    "index": "term index once after opening: loaded from its file, built on a first open (not a target)",
     "prompt": "re-assemble after a prompt edit (warm)",
     "budget": "re-assemble after a budget edit (warm)",
     "tui_first": "TUI: start → first screen with rows and the budget bar (render cache warm)",

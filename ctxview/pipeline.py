@@ -183,7 +183,14 @@ class SessionAssembler:
             resolved = self.resolved(params.timezone, self.rules(params)[0].sender_metadata)
         except JSError:
             return  # nothing to index: the engine cannot resolve this session (the trace says why)
-        term_index(resolved, self.session, params.timezone)
+        from ctxview import term_index_cache
+
+        session, timezone = self.session, params.timezone
+        term_index(
+            resolved, session, timezone,
+            known=partial(term_index_cache.load, session, timezone),
+            keep=partial(term_index_cache.save, session, timezone),
+        )
 
     def ranker(self, params: Params) -> ScorerRanker | None:
         """The opt-in scorer for these params (None = the reference BM25-lite), built once."""

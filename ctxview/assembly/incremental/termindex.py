@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ctxview.assembly.incremental.static import SessionStatic, static_of
@@ -25,6 +25,8 @@ from ctxview.assembly.select import GreedyOrder, prompt_aware_order, prompt_awar
 from ctxview.model import Session, TermMatch
 
 _ZERO: tuple[float, tuple[TermMatch, ...]] = (0.0, ())
+# what a term index is made of, beside its items (``TermIndex.parts``)
+IndexParts = tuple["array[int]", dict[str, int], "array[int]", "array[int]", "array[int]"]
 
 
 class TermIndex:
@@ -97,6 +99,21 @@ class TermIndex:
         self._offsets = offsets
         self._positions = positions
         self._tfs = tfs
+
+    @classmethod
+    def of_parts(cls, items: Sequence[ResolvedItem], parts: IndexParts) -> TermIndex:
+        """The index of ``items`` from what ``parts`` gave of an index of items with the same texts, in the same
+        order (``term_index_cache``: a warm open loads it rather than tokenizing every item again)."""
+        index = cls.__new__(cls)
+        index._items = items
+        index.item_tokens = [item.tokens for item in items]
+        index.unscored_greedy = None
+        index.totals, index._slot, index._offsets, index._positions, index._tfs = parts
+        return index
+
+    def parts(self) -> IndexParts:
+        """(term count per item, term → slot, slot → first posting, postings' positions, their frequencies)."""
+        return self.totals, self._slot, self._offsets, self._positions, self._tfs
 
     def postings_of(self, term: str) -> tuple[Sequence[int], Sequence[int]]:
         """The positions of the items holding ``term`` (ascending) and its frequency in each."""
@@ -352,10 +369,31 @@ def direct_scores(
     return scores
 
 
-def term_index(session_resolved: list[ResolvedItem], session: Session, timezone: str) -> TermIndex:
-    """Build (or return) the term index of a resolved list now, e.g. in a background thread after loading."""
+def term_index(
+    session_resolved: list[ResolvedItem],
+    session: Session,
+    timezone: str,
+    *,
+    known: Callable[[Sequence[ResolvedItem]], TermIndex | None] | None = None,
+    keep: Callable[[Sequence[ResolvedItem], TermIndex], Any] | None = None,
+) -> TermIndex:
+    """Build (or return) the term index of a resolved list now, e.g. in a background thread after loading.
+
+    ``known(items)``: an index of these items kept elsewhere (None: none), taken instead of building one;
+    ``keep(items, index)``: told of an index built here."""
     static = static_of(session, session_resolved, timezone)
+    items = static.overlay.items
+    cache = session_resolved.cache if isinstance(session_resolved, ResolvedItems) else None
+    key = f"term-index:{id(items)}"
+    if known is not None and cache is not None and cache.get(key) is None:
+        found = known(items)
+        if found is not None:
+            cache[key] = (items, found)
+            return found
+    built = key not in cache if cache is not None else True
     indexed = indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
     assert indexed is not None
+    if built and keep is not None:
+        keep(items, indexed.index)
     return indexed.index
 
