@@ -265,6 +265,16 @@ class IndexedScores(Sequence[tuple[float, tuple[TermMatch, ...]]]):
         return tokens
 
 
+def _index_key(items: Sequence[ResolvedItem]) -> str:
+    """Where a resolved list's cache keeps the index of ``items`` (with the list itself: an id can be reused)."""
+    return f"term-index:{id(items)}"
+
+
+def _kept_index(cache: dict[str, Any] | None, items: Sequence[ResolvedItem]) -> TermIndex | None:
+    hit = cache.get(_index_key(items)) if cache is not None else None
+    return hit[1] if hit is not None and hit[0] is items else None  # type: ignore[no-any-return]
+
+
 def indexed_scores(
     resolved: list[ResolvedItem],
     static: SessionStatic,
@@ -283,12 +293,7 @@ def indexed_scores(
     """
     items = static.overlay.items
     cache = resolved.cache if isinstance(resolved, ResolvedItems) else None
-    key = f"term-index:{id(items)}"
-    index: TermIndex | None = None
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit[0] is items:
-            index = hit[1]
+    index = _kept_index(cache, items)
     if index is None:
         if not build:
             if cache is None:
@@ -299,7 +304,7 @@ def indexed_scores(
                 return None
         index = TermIndex(items)
         if cache is not None:
-            cache[key] = (items, index)
+            cache[_index_key(items)] = (items, index)
     focus = static.overlay.focus_item
     focus_position = index.position.get(id(focus)) if focus is not None else None
     if stubbed:
@@ -384,13 +389,12 @@ def term_index(
     static = static_of(session, session_resolved, timezone)
     items = static.overlay.items
     cache = session_resolved.cache if isinstance(session_resolved, ResolvedItems) else None
-    key = f"term-index:{id(items)}"
-    if known is not None and cache is not None and cache.get(key) is None:
+    built = _kept_index(cache, items) is None
+    if built and known is not None and cache is not None:
         found = known(items)
         if found is not None:
-            cache[key] = (items, found)
+            cache[_index_key(items)] = (items, found)
             return found
-    built = key not in cache if cache is not None else True
     indexed = indexed_scores(session_resolved, static, [], (), stubbed=False, build=True)
     assert indexed is not None
     if built and keep is not None:
