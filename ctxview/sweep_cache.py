@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import render_cache
-from ctxview.assembly.live import NO_PAIRING
+from ctxview.assembly.live import dense_pairings, sparse_pairings
 from ctxview.assembly.resolve import adopt_messages, messages_of
 from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
@@ -269,7 +269,7 @@ def _write(target: _Target, whole: tuple[int, float]) -> bool:
     pairings = [known_pairing[p] for p in positions]
     values = (
         cut, orphan_ordinal, flags, positions, [known_tokens[p] for p in positions],
-        [known_h16[p] for p in positions], {i: pair for i, pair in enumerate(pairings) if pair != NO_PAIRING},
+        [known_h16[p] for p in positions], sparse_pairings(pairings),
     )  # (most messages issue and answer no call: only the others' pairing ids are written, by index)
     # the measured messages too (each a dict: measured for that very object), in blocks after the payload (each read
     # and checked by itself: never all their bytes at once), unless marshal cannot hold one (then the values only)
@@ -322,10 +322,7 @@ def _values(target: _Target, payload: memoryview) -> tuple[Any, ...] | None:
         or not (table is None or (isinstance(table, list) and set(map(type, table)) <= {tuple}))
     ):
         return None
-    pairings = [NO_PAIRING] * len(positions)  # (one shared value: pairing ids are read, never changed)
-    for index, pairing in some_pairings.items():
-        pairings[index] = pairing
-    return cut, orphan_ordinal, flags, positions, tokens, h16s, pairings, table
+    return cut, orphan_ordinal, flags, positions, tokens, h16s, dense_pairings(some_pairings, len(positions)), table
 
 
 def _messages(fd: int, tail: int, table: list[tuple[int, int]] | None, count: int) -> list[dict[str, Any]] | None:

@@ -32,7 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ctxview.assembly.forked_map import fork_with_pipe, look_again
-from ctxview.assembly.live import NO_PAIRING
+from ctxview.assembly.live import dense_pairings, sparse_pairings
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
@@ -289,8 +289,7 @@ def _measured(own: SerializedCache, items: list[ResolvedItem], first: int) -> by
     tokens = own.tokens_of_all(messages)
     h16s = own.h16_of_all(messages)
     pairings = own.pairing_of_all(messages)
-    some = {index: pairing for index, pairing in enumerate(pairings) if pairing != NO_PAIRING}
-    return marshal.dumps((first, tokens, h16s, some))
+    return marshal.dumps((first, tokens, h16s, sparse_pairings(pairings)))
 
 
 def _values(payload: bytes, count: int) -> tuple[int, list[int], list[str], list[Any]] | None:
@@ -308,7 +307,4 @@ def _values(payload: bytes, count: int) -> tuple[int, list[int], list[str], list
         and all(type(index) is int and 0 <= index < count - first for index in some)
     ):
         return None
-    pairings: list[Any] = [NO_PAIRING] * (count - first)  # (one shared value: pairing ids are read, never changed)
-    for index, pairing in some.items():
-        pairings[index] = pairing
-    return first, tokens, h16s, pairings
+    return first, tokens, h16s, dense_pairings(some, count - first)

@@ -589,6 +589,20 @@ def assistant_pairing_ids(message: Any) -> list[str]:
 NO_PAIRING: tuple[list[str], str | None] = ([], None)
 
 
+def sparse_pairings(pairings: Sequence[tuple[list[str], str | None]]) -> dict[int, tuple[list[str], str | None]]:
+    """The pairing views that issue or answer a call, by index (most do neither: what is sent or kept is these)."""
+    return {index: pairing for index, pairing in enumerate(pairings) if pairing != NO_PAIRING}
+
+
+def dense_pairings(some: dict[int, Any], count: int) -> list[Any]:
+    """``count`` pairing views from ``sparse_pairings``' answer (the indexes checked by the caller): the others
+    are the one shared ``NO_PAIRING`` (pairing ids are read, never changed)."""
+    pairings: list[Any] = [NO_PAIRING] * count
+    for index, pairing in some.items():
+        pairings[index] = pairing
+    return pairings
+
+
 def pairing_view(message: Any) -> tuple[list[str], str | None]:
     """(``assistant_pairing_ids``, ``result_pairing_id``) of a message from one look at its role: each is empty for
     every other role (the lists may be shared: read only)."""
