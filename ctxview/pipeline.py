@@ -185,12 +185,8 @@ class SessionAssembler:
             return  # nothing to index: the engine cannot resolve this session (the trace says why)
         from ctxview import term_index_cache
 
-        session, timezone = self.session, params.timezone
-        term_index(
-            resolved, session, timezone,
-            known=partial(term_index_cache.load, session, timezone),
-            keep=partial(term_index_cache.save, session, timezone),
-        )
+        kept = term_index_cache.Kept(self.session, params.timezone)
+        term_index(resolved, self.session, params.timezone, known=kept.load, keep=kept.save)
 
     def ranker(self, params: Params) -> ScorerRanker | None:
         """The opt-in scorer for these params (None = the reference BM25-lite), built once."""

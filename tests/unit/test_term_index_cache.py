@@ -70,9 +70,13 @@ def test_a_warm_open_loads_the_index_a_build_gives_and_runs_alike(
 ) -> None:
     params = replace(default_params(engine=True), token_budget=6000, prompt_aware_eviction=True)
     built = _count_builds(monkeypatch)
+    checksums: list[int] = []
+    texts_crc = term_index_cache._texts_crc
+    monkeypatch.setattr(term_index_cache, "_texts_crc", lambda items: checksums.append(1) or texts_crc(items))
     first = _opened(session_db)
     first.prepare(params)
     assert len(built) == 1
+    assert len(checksums) == 1  # (the texts checked once for the load that found nothing and the save after it)
     assert len(list(cache.glob(f"*{term_index_cache.SUFFIX}"))) == 1
     cold_index, cold_runs = _index_parts(first, params), _runs(first, params)
 
