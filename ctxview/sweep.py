@@ -546,6 +546,7 @@ def _exact_runs_forked(
                 trace = _run(assembler, replace(params, token_budget=budget))
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
+                del trace  # (now, not when this returns: by then ``meanwhile``'s process shares its pages)
                 report.done_one()
             if meanwhile is not None:
                 meanwhile()

@@ -253,15 +253,19 @@ def _child(
 
     own = SerializedCache(estimate=estimate)
     back = len(items)
+    batches: list[tuple[list[int], list[str], list[Any]]] = []  # every value of each batch, from the last down
     while True:
         serve()
         low = max(_get(shared, _FRONT), back - BATCH)
         if low >= back:
             break
         _set(shared, _BACK, low)
-        own.h16_of_all(messages_of(items[low:back]))  # (the tokens on the way: one stringify each)
+        batch = messages_of(items[low:back])
+        h16s = own.h16_of_all(batch)  # (the tokens on the way: one stringify each)
+        batches.append((own.tokens_of_all(batch), h16s, own.pairing_of_all(batch)))
         back = low
-    _send(out, _VALUES, _measured(own, items[back:], back))
+    # (all of them made in the loop: the parent, which has met the claim by now, waits only for the sending)
+    _send(out, _VALUES, _measured(batches, back))
     while not served and _get(shared, _REQUEST) != 2 and os.getppid() == parent:  # (the flags may still be asked)
         serve()
         time.sleep(0.002)
@@ -282,14 +286,18 @@ def _set(shared: mmap.mmap, offset: int, value: int) -> None:
     struct.pack_into("<q", shared, offset, value)
 
 
-def _measured(own: SerializedCache, items: list[ResolvedItem], first: int) -> bytes:
+def _measured(batches: list[tuple[list[int], list[str], list[Any]]], first: int) -> bytes:
     """(first index, tokens, h16s, pairing ids of the messages that have any, by index from the first) of the
-    items' messages (measured already where ``own`` holds them), marshalled."""
-    messages = messages_of(items)
-    tokens = own.tokens_of_all(messages)
-    h16s = own.h16_of_all(messages)
-    pairings = own.pairing_of_all(messages)
-    return marshal.dumps((first, tokens, h16s, sparse_pairings(pairings)))
+    messages from ``first`` on, measured in ``batches`` (from the last messages down), marshalled."""
+    tokens: list[int] = []
+    h16s: list[str] = []
+    some: dict[int, Any] = {}
+    for batch_tokens, batch_h16s, batch_pairings in reversed(batches):
+        offset = len(tokens)
+        some.update((offset + index, pairing) for index, pairing in sparse_pairings(batch_pairings).items())
+        tokens += batch_tokens
+        h16s += batch_h16s
+    return marshal.dumps((first, tokens, h16s, some))
 
 
 def _values(payload: bytes, count: int) -> tuple[int, list[int], list[str], list[Any]] | None:
