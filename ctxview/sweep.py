@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, compress
 from typing import TYPE_CHECKING, Any
 
 from ctxview import sweep_cache, sweep_measure
@@ -257,14 +257,7 @@ def sweep(
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
         whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
-
-        def meanwhile() -> None:  # (this process's share is done; the child's runs may take longer)
-            with gc_paused():
-                sweep_cache.save(assembler, params, background=True)
-
-        outcomes.update(
-            _exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole, meanwhile)
-        )
+        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole))
     else:
         # (between the runs too: a collection there would walk the last run's objects; and what lives on, the top
         # trace and what the runs added to the session's caches, is frozen rather than walked once they are done)
@@ -326,27 +319,26 @@ def _sent_budgets(ran: list[tuple[int, _ExactRun]]) -> tuple[dict[str, int | Non
 
     An item is sent from the run after the last run that does not send it (None: the largest
     does not), and ``sent after`` is that last run.  When every run has the same keys (the
-    usual case: one decision per item), that last run is found for all items at once, from
-    the largest run down, with whole-run masks; otherwise item by item.
+    usual case: one decision per item), that last run is found for all items at once: one
+    byte per key in one integer, each run's unsent keys written over it with whole-run masks;
+    otherwise item by item.
     """
     if not ran:
         return {}, {}
     keys = ran[0][1].keys
-    if any(run.keys != keys for _, run in ran) or len(set(keys)) != len(keys):
+    if (
+        any(run.keys != keys for _, run in ran) or len(set(keys)) != len(keys)
+        or len(ran) >= 255  # (a run's index + 1 must fit in a byte)
+    ):
         return _sent_budgets_by_key(ran)
     count = len(keys)
-    ones = int.from_bytes(b"\x01" * count, "big")
-    # per key: 1 + the index in ``ran`` of the last run that does not send it (0: every run sends it)
-    after_last = [0] * count
-    sent = int.from_bytes(ran[-1][1].kept, "big")
-    positions = range(count)
-    deque(map(after_last.__setitem__, compress(positions, (ones & ~sent).to_bytes(count, "big")), repeat(len(ran))),
-          maxlen=0)  # (C loops)
-    for index in range(len(ran) - 2, -1, -1):
-        still = sent & int.from_bytes(ran[index][1].kept, "big")
-        newly = compress(positions, (sent & ~still).to_bytes(count, "big"))  # sent at every larger run, not here
-        deque(map(after_last.__setitem__, newly, repeat(index + 1)), maxlen=0)
-        sent = still
+    lanes = int.from_bytes(b"\x01" * count, "big")  # a 1 in each key's byte
+    # per key, in its byte: 1 + the index in ``ran`` of the last run that does not send it (0: every run sends it)
+    after = 0
+    for index, (_, run) in enumerate(ran):
+        unsent = lanes & ~int.from_bytes(run.kept, "big")  # (kept masks hold 0 or 1 per key)
+        after = (after & ~(unsent * 0xFF)) | (unsent * (index + 1))
+    after_last = after.to_bytes(count, "big")
     budgets: list[int | None] = [budget for budget, _ in ran]
     # sent from the run after the last unsent one (None: the largest does not send it); after that one (None: none)
     sent_from = dict(zip(keys, map([*budgets, None].__getitem__, after_last), strict=True))
@@ -526,19 +518,23 @@ def _exact_runs_forked(
     keep: Callable[[int, Trace], None],
     plan_keys: list[str],
     whole: int | None = None,
-    meanwhile: Callable[[], Any] | None = None,
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
-    equal cost; this process runs the share with the largest budget (``keep`` sees its traces), then
-    ``meanwhile`` while the others finish.  ``report`` hears of each run as it finishes and may stop them all.
-    The runs of a child that fails or dies are made here (the same numbers)."""
+    equal cost; this process runs the share with the largest budget (``keep`` sees its traces).  ``report``
+    hears of each run as it finishes and may stop them all.  The runs of a child that fails or dies are made
+    here (the same numbers).  The first child, its runs sent, starts the ``sweep_cache`` writer (it has what
+    this process would write: the run at the whole session came before the fork): this process then neither
+    forks for it nor shares its pages with it while it finishes the sweep."""
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers, whole)
     gc.freeze()  # the children's collections then skip the inherited heap (and it stays frozen: the session lives on)
     children: list[_RunsChild] = []
     outcomes: dict[int, _ExactRun] = {}
     try:
-        children.extend(_RunsChild.start(assembler, params, share, plan_keys) for share in others if share)
+        children.extend(
+            _RunsChild.start(assembler, params, share, plan_keys, saves=index == 0)
+            for index, share in enumerate(others) if share
+        )
         # (the collector paused between the runs too, as in one process: the first collection after a run walked
         # everything it left, 0.1–0.3 s at 100,000 items; what lives on is frozen once they are done)
         with gc_paused(keep=True):
@@ -546,10 +542,8 @@ def _exact_runs_forked(
                 trace = _run(assembler, replace(params, token_budget=budget))
                 outcomes[budget] = _ExactRun.of(trace)
                 keep(budget, trace)
-                del trace  # (now, not when this returns: by then ``meanwhile``'s process shares its pages)
+                del trace  # (let go while the children run: a page shared with one costs a copy to write)
                 report.done_one()
-            if meanwhile is not None:
-                meanwhile()
             for child in children:
                 for budget, run in child.collect(plan_keys).items():
                     outcomes[budget] = run
@@ -558,6 +552,8 @@ def _exact_runs_forked(
                     if budget not in outcomes:
                         outcomes[budget] = _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
                         report.done_one()
+        if any(child.saved for child in children):
+            sweep_cache.saved_elsewhere(assembler, params)
     finally:
         for child in children:
             child.end()
@@ -574,10 +570,14 @@ class _RunsChild:
         self.share = share
         self.pid = pid  # None: no child (the fork failed, or it was reaped)
         self.fd = fd
+        self.saved = False  # it started the ``sweep_cache`` writer
 
     @classmethod
-    def start(cls, assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str]) -> _RunsChild:
-        started = fork_with_pipe(partial(_send_runs, assembler, params, share, plan_keys))
+    def start(
+        cls, assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str], *, saves: bool
+    ) -> _RunsChild:
+        """``saves``: once its runs are made, it starts the ``sweep_cache`` writer (``sweep_cache.start_save``)."""
+        started = fork_with_pipe(partial(_send_runs, assembler, params, share, plan_keys, saves))
         if started is None:
             return cls(share, None, -1)
         pid, read_end = started
@@ -598,9 +598,10 @@ class _RunsChild:
         if status != 0:
             return {}
         try:
-            sent = marshal.loads(blob)
+            saved, sent = marshal.loads(blob)
         except (ValueError, EOFError, TypeError):
             return {}
+        self.saved = saved is True
         runs: dict[int, _ExactRun] = {}
         try:
             for budget, assembler_tokens, final_tokens, kept, keys in sent:
@@ -625,17 +626,19 @@ class _RunsChild:
 
 
 def _send_runs(
-    assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str], write_end: int
+    assembler: SessionAssembler, params: Params, share: list[int], plan_keys: list[str], saves: bool, write_end: int
 ) -> None:
-    """In the child: the runs of ``share``, then every run's numbers (keys as None where they are the
-    plan's own list: 100,000 keys for a list the parent already has)."""
+    """In the child: the runs of ``share``, then (``saves``) the ``sweep_cache`` writer started, then whether it
+    was and every run's numbers (keys as None where they are the plan's own list: 100,000 keys for a list
+    the parent already has)."""
     gc.disable()  # (this process leaves when its runs are done: a collection would only walk what they built)
     sent = []
     for budget in share:
         run = _ExactRun.of(_run(assembler, replace(params, token_budget=budget)))
         keys = None if run.keys is plan_keys else run.keys
         sent.append((budget, run.assembler_tokens, run.final_tokens, run.kept, keys))
-    view = memoryview(marshal.dumps(sent))
+    saved = saves and sweep_cache.start_save(assembler, params, leave=(write_end,))  # (its end waits for ours)
+    view = memoryview(marshal.dumps((saved, sent)))
     while view:
         view = view[os.write(write_end, view) :]
 

@@ -44,6 +44,8 @@ from ctxview.gc_pause import gc_paused
 from ctxview.jserrors import JSError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ctxview.assembly.incremental.chunked_repair import ChunkPlan
     from ctxview.assembly.volatile import SerializedCache
     from ctxview.model import Params
@@ -246,13 +248,38 @@ def save(assembler: SessionAssembler, params: Params, *, background: bool = Fals
     whole = target.plan.whole_run()
     if whole is None:
         return False
-    if background and render_cache.write_in_background():
-        from ctxview.assembly.forked_map import run_detached
-
-        if run_detached(functools.partial(_write, target, whole)):
-            target.plan.kept_across = True  # (written there: not again here)
-            return True
+    if background and _start_writer(target, whole):
+        return True
     return _write(target, whole)
+
+
+def start_save(assembler: SessionAssembler, params: Params, *, leave: Sequence[int] = ()) -> bool:
+    """``save`` in a process of its own, or nothing: True once that process is started (a sweep's forked share,
+    leaving when its runs are sent, writes the file so that the share that stays does not fork for it).
+    ``leave``: descriptors that process must not hold (the pipe the share's runs go back through)."""
+    target = _target(assembler, params)
+    if target is None or target.plan.kept_across:
+        return False
+    whole = target.plan.whole_run()
+    return whole is not None and _start_writer(target, whole, leave)
+
+
+def saved_elsewhere(assembler: SessionAssembler, params: Params) -> None:
+    """Another process started writing what this one would ``save`` (``start_save`` there): not again here."""
+    target = _target(assembler, params)
+    if target is not None:
+        target.plan.kept_across = True
+
+
+def _start_writer(target: _Target, whole: tuple[int, float], leave: Sequence[int] = ()) -> bool:
+    if not render_cache.write_in_background():
+        return False
+    from ctxview.assembly.forked_map import run_detached
+
+    if not run_detached(functools.partial(_write, target, whole), close=leave):
+        return False
+    target.plan.kept_across = True  # (written there: not again here)
+    return True
 
 
 def _write(target: _Target, whole: tuple[int, float]) -> bool:

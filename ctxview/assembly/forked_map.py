@@ -248,7 +248,7 @@ def _compute_and_send(function: Callable[[T], Any], items: Sequence[T], write_en
     _send(write_end, marshal.dumps(sorted(missing)))
 
 
-def run_detached(work: Callable[[], None]) -> bool:
+def run_detached(work: Callable[[], None], *, close: Sequence[int] = ()) -> bool:
     """Start ``work`` in a process of its own that goes on whatever this one does next (exits, or goes on
     working); False (nothing started) where forking is unsafe (another thread) or impossible, and the caller
     does the work itself.
@@ -257,8 +257,9 @@ def run_detached(work: Callable[[], None]) -> bool:
     reap; the process doing ``work`` is adopted by whoever adopts orphans.  It has a session of its own (a
     signal to the caller's process group, a closed terminal, never reaches it) and its standard input,
     output and error on the null device, so that a caller reading this process's output to its end (``$(…)``,
-    a pipe) stops waiting when this process ends, not when ``work`` does.  It leaves as ``exit_after`` does:
-    no exit handler of this process runs twice.
+    a pipe) stops waiting when this process ends, not when ``work`` does; ``close``: other descriptors it must
+    not hold either (the write end of a pipe whose reader waits for this process's end).  It leaves as
+    ``exit_after`` does: no exit handler of this process runs twice.
     """
     if not hasattr(os, "fork") or not hasattr(os, "setsid") or threading.active_count() > 1:
         return False
@@ -267,7 +268,7 @@ def run_detached(work: Callable[[], None]) -> bool:
     except OSError:
         return False
     if pid == 0:  # the process between: start the one doing the work, and leave (never returns)
-        exit_after(partial(_start_detached, work))
+        exit_after(partial(_start_detached, work, close))
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
@@ -275,18 +276,23 @@ def run_detached(work: Callable[[], None]) -> bool:
     return status == 0
 
 
-def _start_detached(work: Callable[[], None]) -> None:
+def _start_detached(work: Callable[[], None], close: Sequence[int]) -> None:
     if os.fork() == 0:  # (a failed fork raises: status 1, and the caller does the work)
-        exit_after(partial(_detached, work))
+        exit_after(partial(_detached, work, close))
 
 
-def _detached(work: Callable[[], None]) -> None:
+def _detached(work: Callable[[], None], close: Sequence[int]) -> None:
     gc.disable()  # (a collection would walk the inherited heap, copying every page it touches)
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
+    for fd in close:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     _trim_heap()
     work()
 

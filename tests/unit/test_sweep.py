@@ -245,7 +245,9 @@ def _child_sends(monkeypatch: pytest.MonkeyPatch, send: Any) -> None:
     """Replace what the forked child does with its share by ``send(share, write_end)`` (it then leaves)."""
     from ctxview import sweep as sweep_module
 
-    monkeypatch.setattr(sweep_module, "_send_runs", lambda _a, _p, share, _keys, write_end: send(share, write_end))
+    monkeypatch.setattr(
+        sweep_module, "_send_runs", lambda _a, _p, share, _keys, _saves, write_end: send(share, write_end)
+    )
 
 
 def _write(fd: int, blob: bytes) -> None:
@@ -289,7 +291,10 @@ def test_the_runs_a_forked_child_does_not_send_are_made_here(
             _write(write_end, marshal.dumps([(1, 2)]))
         else:  # the first run of its share only, as the real child sends it
             run = sweep_module._ExactRun.of(medium.run(replace(params, token_budget=sent_one)))
-            _write(write_end, marshal.dumps([(sent_one, run.assembler_tokens, run.final_tokens, run.kept, run.keys)]))
+            _write(
+                write_end,
+                marshal.dumps((False, [(sent_one, run.assembler_tokens, run.final_tokens, run.kept, run.keys)])),
+            )
 
     _child_sends(monkeypatch, send)
     here = _runs_here(monkeypatch)
@@ -312,8 +317,8 @@ def test_a_cancelled_sweep_ends_its_forked_child(medium: SessionAssembler, monke
     started: list[Any] = []
     plain = sweep_module._RunsChild.start
 
-    def start(*args: Any) -> Any:
-        child = plain(*args)
+    def start(*args: Any, **kwargs: Any) -> Any:
+        child = plain(*args, **kwargs)
         started.append((child, child.pid))
         return child
 

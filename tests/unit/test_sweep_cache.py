@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -209,9 +210,10 @@ def test_a_range_top_the_clamp_cut_is_kept_per_run_and_not_run_again(
     assert plain.budgets[-1] != computed.budgets[-1]
 
 
-def test_a_sweep_shared_with_a_forked_worker_writes_the_file_while_it_waits(cache: Path, db: Path) -> None:
-    """With a forked worker the file is written while this process waits for the worker's runs (with the
-    values of every message the range's forked measure gave); a later process takes it and sweeps the same."""
+def test_a_sweep_shared_with_a_forked_worker_writes_the_file(cache: Path, db: Path) -> None:
+    """With a forked worker the file is written (here, once the runs are in, when files are written in the
+    foreground) with the values of every message the range's forked measure gave; a later process takes it
+    and sweeps the same."""
     first = _load(db)
     alone = _swept(first)
     (name,) = _sweep_files(cache)
@@ -227,6 +229,60 @@ def test_a_sweep_shared_with_a_forked_worker_writes_the_file_while_it_waits(cach
     assert sweep_cache.prime(later, PARAMS)
     _same(_swept(later), alone)
     assert _plan(later).unchanged_chunks(*whole) == _plan(first).unchanged_chunks(*whole)
+
+
+def test_the_forked_worker_starts_the_writer_and_this_process_forks_none(
+    cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Writing in the background, the sweep's forked worker starts the file's writer once its runs are made
+    (it has what this process would write); this process starts none, and a later process takes the file
+    and sweeps the same."""
+    import time
+
+    from ctxview.assembly import forked_map
+
+    first = _load(db)
+    alone = _swept(first)
+    (name,) = _sweep_files(cache)
+    os.remove(cache / name)
+    monkeypatch.setenv("CTXVIEW_CACHE_WRITE", "background")
+    starters = tmp_path / "starters"
+    plain = forked_map.run_detached
+
+    def recorded(work: Any, **options: Any) -> bool:
+        with open(starters, "a") as out:  # (a file: the forked worker's calls are seen here too)
+            out.write(f"{os.getpid()}\n")
+        return plain(work, **options)
+
+    monkeypatch.setattr(forked_map, "run_detached", recorded)
+    second = _load(db)
+    sweep_session(second, PARAMS, points=9, runs=4, workers=2)
+    started = starters.read_text().split()
+    assert len(started) == 1 and int(started[0]) != os.getpid()  # one writer, started by the worker
+    assert _plan(second).kept_across  # (this process does not write it again)
+    deadline = time.monotonic() + 60
+    while _sweep_files(cache) != [name] and time.monotonic() < deadline:  # (written whole, then renamed)
+        time.sleep(0.05)
+    later = _load(db)
+    assert sweep_cache.prime(later, PARAMS)
+    _same(_swept(later), alone)
+
+
+def test_the_sweep_does_not_wait_for_its_workers_writer(cache: Path, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer the forked worker starts holds nothing this process reads to its end (the worker's pipe)."""
+    import time
+
+    monkeypatch.setenv("CTXVIEW_CACHE_WRITE", "background")
+    plain = sweep_cache._write
+
+    def slow(*args: Any) -> bool:
+        time.sleep(10)
+        return plain(*args)
+
+    monkeypatch.setattr(sweep_cache, "_write", slow)
+    began = time.monotonic()
+    sweep_session(_load(db), PARAMS, points=9, runs=4, workers=2)
+    assert time.monotonic() - began < 6
 
 
 def _measured_items(assembler: SessionAssembler) -> list[object]:
