@@ -457,10 +457,44 @@ class SerializedCache:
             self.keep_answer("ids", messages, ids)
         values: list[Any] = list(map(table.get, ids))
         if None in values:  # (the few not measured yet, found at C speed: a walk of 100,000 cost ~50 ms a list)
-            for index in list(compress(range(len(values)), map(is_, values, repeat(None)))):
-                values[index] = one(messages[index])
+            missing = list(compress(range(len(values)), map(is_, values, repeat(None))))
+            if self._estimate_of_json is not None:
+                self._measure_all(messages, missing, values, table)
+            else:
+                for index in missing:
+                    values[index] = one(messages[index])
         self.keep_answer(id(table), messages, list(values))
         return values
+
+    def _measure_all(
+        self, messages: Sequence[Any], indexes: list[int], values: list[Any], table: dict[int, Any]
+    ) -> None:
+        """Every value of the messages at ``indexes`` in one pass, each message's tokens and hash from one
+        ``JSON.stringify``, and its pairing ids: a run reads all three of the same lists (one call per value
+        and message through ``h16`` and ``pairing`` cost as much as the measuring).  ``values[i]`` gets the
+        one of ``table``."""
+        assert self._estimate_of_json is not None
+        estimate_of_json = self._estimate_of_json
+        alive, tokens_of, h16_of, pairing_of = self._alive, self._tokens, self._h16, self._pairing
+        limit = self.limit
+        for index in indexes:
+            message = messages[index]
+            key = id(message)
+            if key not in alive:
+                if limit is not None and len(alive) >= limit:
+                    for held in (alive, tokens_of, h16_of, self._forms, pairing_of, self._answers):
+                        held.clear()
+                alive[key] = message
+            tokens = tokens_of.get(key)
+            value = h16_of.get(key)
+            if tokens is None or value is None:
+                text, encoded = js_stringify_message_utf8(message)
+                tokens = tokens_of[key] = estimate_of_json(message, text)
+                value = h16_of[key] = _h16_of_utf8(encoded)
+            pairing = pairing_of.get(key)
+            if pairing is None:
+                pairing = pairing_of[key] = pairing_view(message)
+            values[index] = tokens if table is tokens_of else value if table is h16_of else pairing
 
     def answer_for(self, reader: Any, messages: Sequence[Any]) -> Any:
         """``reader``'s kept answer for a list tagged with the same ``origin`` as ``messages`` (None: none).
