@@ -41,11 +41,13 @@ from ctxview import __version__
 
 if TYPE_CHECKING:  # the store imports this module: a command that renders nothing never loads the renderer
     from ctxview.assembly.render import RenderedMessage
+    from ctxview.message_values import Kept
     from ctxview.model import MessageRow, Session
 
-FORMAT = 7  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
+FORMAT = 8  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
 # 5: the messages in the file's tail, read one by one (``MessageFile``); rows without content and times;
-# 6: the payload under a CRC-32; 7: the payload in parts (the facts and rows a few thousand at a time)
+# 6: the payload under a CRC-32; 7: the payload in parts (the facts and rows a few thousand at a time);
+# 8: the engine's values of each message after them (``message_values``)
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -155,6 +157,14 @@ def sources_digest(seed: str, modules: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
+@functools.cache
+def _values_version() -> str:
+    """A digest of the code that measures the values the file keeps after its messages."""
+    from ctxview.message_values import SOURCES
+
+    return sources_digest(f"{FORMAT}", SOURCES)
+
+
 def _header(identity: Identity, conversation_id: int, sender_metadata: bool) -> bytes:
     return marshal.dumps((_code_version(), identity, conversation_id, sender_metadata))
 
@@ -171,18 +181,40 @@ class MessageFile:
     store sets.  The descriptor is closed when the last item that refers to the file is gone.
     """
 
-    def __init__(self, fd: int, base: int, offsets: array[int], crcs: array[int]) -> None:
+    def __init__(
+        self, fd: int, base: int, offsets: array[int], crcs: array[int], values_at: tuple[Any, ...] | None = None
+    ) -> None:
         if len(offsets) != len(crcs) + 1:
             raise ValueError("a damaged message table")
         self._fd = fd
         self._base = base
         self._offsets = offsets
         self._crcs = crcs
+        self._values_at = values_at  # (start, length, CRC-32, measuring code's digest) of the messages' values
         self.render_again: Callable[[int], dict[str, Any]] | None = None
         weakref.finalize(self, os.close, fd)
 
     def __len__(self) -> int:
         return len(self._crcs)
+
+    def kept_values(self) -> Kept | None:
+        """The engine's values of every message, as the writer measured them (``message_values``); None where
+        the file has none, they were measured by other code, or they do not read back as written."""
+        at = self._values_at
+        if not isinstance(at, tuple) or len(at) != 4 or at[3] != _values_version():
+            return None
+        start, length, crc, _version = at
+        if type(start) is not int or type(length) is not int or start != self._offsets[-1] or length < 0:
+            return None
+        try:
+            blob = os.pread(self._fd, length, self._base + start)
+        except OSError:
+            return None
+        if len(blob) != length or zlib.crc32(blob) != crc:
+            return None
+        from ctxview.message_values import read
+
+        return read(blob, len(self))
 
     def message(self, index: int, message_id: int) -> dict[str, Any]:
         """The packed message at ``index`` (of message ``message_id``), unpacked."""
@@ -280,8 +312,8 @@ def load_payload(
     payload, fd, tail = opened
     try:
         *parts, last = _parts(payload)
-        (facts, item_parts, message_parts), rest, offsets, crcs = marshal.loads(last)
-        renders = CachedRenders({}, MessageFile(fd, tail, array("q", offsets), array("I", crcs)))
+        (facts, item_parts, message_parts), rest, offsets, crcs, values_at = marshal.loads(last)
+        renders = CachedRenders({}, MessageFile(fd, tail, array("q", offsets), array("I", crcs), values_at))
     except (ValueError, EOFError, TypeError):
         os.close(fd)
         return None
@@ -399,19 +431,30 @@ PER_PART = 4096
 
 class _Tail:
     """The packed messages written after the payload (each message's own bytes object, written one by one: never
-    copied into one blob), and where each ends and its CRC-32 (``MessageFile``)."""
+    copied into one blob), and where each ends and its CRC-32 (``MessageFile``); then the engine's values of
+    each (``message_values``, measured as the message is added)."""
 
     def __init__(self) -> None:
+        from ctxview.message_values import Collected  # (only a writer measures)
+
         self.pieces: list[bytes] = []
         self.offsets = array("q", (0,))
         self.crcs = array("I")
+        self.values = Collected()
 
     def add(self, message: bytes) -> int:
         """Append a packed message; its index."""
         self.pieces.append(message)
         self.offsets.append(self.offsets[-1] + len(message))
         self.crcs.append(zlib.crc32(message))
+        self.values.add(message)
         return len(self.crcs) - 1
+
+    def close(self) -> tuple[int, int, int, str]:
+        """Append the messages' values (after the last message); where they are, as ``MessageFile`` reads them."""
+        blob = self.values.blob()
+        self.pieces.append(blob)
+        return self.offsets[-1], len(blob), zlib.crc32(blob), _values_version()
 
 
 def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[bytes]:
@@ -431,7 +474,7 @@ def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[byt
         if item_parts is not None:
             message_parts = yield from _listed_parts(message_rows)
     del rows
-    table = (tail.offsets.tobytes(), tail.crcs.tobytes())
+    table = (tail.offsets.tobytes(), tail.crcs.tobytes(), tail.close())
     try:
         last = marshal.dumps(((facts, item_parts, message_parts), rest, *table))
     except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time

@@ -101,9 +101,10 @@ def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | 
     With the engine step on, the top is where nothing is cut any more: the whole
     session's serialized size when the serialized clamp still cuts at its item total.
     That size is measured by a run at the item total, unless an earlier sweep of this database
-    state with the same params kept it (``sweep_cache.known_cut``).  ``workers`` as for ``sweep``:
-    where it allows two processes, a forked one measures every message for that run's engine step
-    while this one cleans them up (``sweep_measure``; 1: never).
+    state with the same params kept it (``sweep_cache.known_cut``).  That run takes the engine's values
+    of the messages from the render cache file they were read from, where it keeps them; ``workers`` as
+    for ``sweep``: where it allows two processes, a forked one shares the clean-up with this one and
+    measures the messages the file does not give (``sweep_measure``; 1: never).
     """
     # (collector paused throughout: the runs' traces it drops are freed as they go, and what lives on, the top
     # trace kept for the sweep, is frozen rather than walked by the first collection after: ~0.15 s at 100,000)
@@ -120,9 +121,10 @@ def _range_runs(assembler: SessionAssembler, params: Params, workers: int | None
     if known is not None:
         _remember(None)
         return low, known + reserved
-    measuring = None
-    if _worker_count(workers, 2, len(assembler.session.items)) > 1:  # (it starts none where values are known)
-        measuring = sweep_measure.start(assembler, top_params)
+    # (a forked process where one helps; the render cache file's values of the messages where it keeps them)
+    measuring = sweep_measure.start(
+        assembler, top_params, fork=_worker_count(workers, 2, len(assembler.session.items)) > 1
+    )
     try:
         top = _run(assembler, top_params)
     finally:

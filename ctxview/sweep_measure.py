@@ -1,5 +1,10 @@
 """A first sweep's run at the whole session, shared with a forked process on the idle core.
 
+With no fork (another thread in this process, one core), the values the render cache file the messages
+were read from keeps (``message_values``) are taken instead, where it keeps them: nothing is measured.  (With
+a fork they are not: the child measures while this process unpacks the messages its clean-up did not reach,
+so the values cost this process only its share of the measuring, as much as reading and taking the file's.)
+
 The run at the whole session that starts a sweep of a database state no earlier sweep kept
 (``sweep_cache``) spends its time on two things no other step needs first: learning which tool-id
 chunks come back unchanged (``ChunkPlan.whole_selection_flags``: unpacking, clean-up and repair of
@@ -36,6 +41,7 @@ from ctxview.assembly.live import dense_pairings, sparse_pairings
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
+from ctxview.message_values import kept_for
 
 if TYPE_CHECKING:
     from ctxview.assembly.incremental.chunked_repair import ChunkPlan
@@ -188,11 +194,41 @@ class MeasuringFork:
             look_again()  # (the child's busy core says nothing of whether the next fork finds one idle)
 
 
-def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
-    """Fork a process sharing the next run at the whole session with this one (its clean-up through the plan's
-    ``whole_learner``, its measures through the engine memo's ``defer``); None (nothing started) where the memo
-    already holds most messages, the session cannot be resolved, or the fork fails.  The caller makes sure
-    forking is safe (no other thread) and calls ``close`` when the run is over."""
+class KeptValues:
+    """The render cache file's values of the whole session's messages, given to the engine memo at its first
+    whole-list read (``defer``), with no process forked."""
+
+    def __init__(self, memo: SerializedCache, items: list[ResolvedItem], kept: FileValues) -> None:
+        self.memo = memo
+        self.items = items
+        self.kept = kept
+        self.taken: bool | None = None
+
+    def take(self) -> bool:
+        if self.taken is None:
+            self.taken = _remember_kept(self.memo, self.items, self.kept)
+        return self.taken
+
+    def close(self) -> None:
+        if self.memo.deferred() == self.take:
+            self.memo.defer(None)
+
+
+# (positions in the items, their tokens, hashes and pairing ids): ``message_values.kept_for``
+FileValues = tuple[list[int], list[int], list[str], list[Any]]
+
+
+def _remember_kept(memo: SerializedCache, items: list[ResolvedItem], kept: FileValues) -> bool:
+    positions, tokens, h16s, pairings = kept
+    return memo.remember(messages_of(list(map(items.__getitem__, positions))), tokens, h16s, pairings)
+
+
+def start(assembler: SessionAssembler, params: Params, *, fork: bool = True) -> MeasuringFork | KeptValues | None:
+    """Share the next run at the whole session with a forked process (``fork``: its clean-up through the plan's
+    ``whole_learner``, its measures through the engine memo's ``defer``), or else (``fork`` False, or the fork
+    failed) give that run the values the render cache file keeps of most messages (``KeptValues``); None
+    (nothing started) where the memo already holds most messages, the session cannot be resolved, or neither
+    helps.  The caller makes sure forking is safe (no other thread) and calls ``close`` when the run is over."""
     from ctxview.assembly.incremental.static import chunk_plan_of, static_of
 
     try:
@@ -206,6 +242,13 @@ def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
     memo = assembler.engine_memo(rules)
     if not items or 2 * memo.size() >= len(items):
         return None
+    if not fork:
+        kept = kept_for(items, memo.estimate)
+        if kept is None or 2 * len(kept[0]) < len(items):  # (none, or most measured here all the same)
+            return None
+        taking = KeptValues(memo, items, kept)
+        memo.defer(taking.take)
+        return taking
     shared = mmap.mmap(-1, 56)  # (anonymous and shared: both processes see each other's claims)
     _set(shared, _BACK, len(items))
     parent = os.getpid()  # (this process: the child waits for its requests while it lives)
@@ -218,12 +261,12 @@ def start(assembler: SessionAssembler, params: Params) -> MeasuringFork | None:
     started = fork_with_pipe(work)
     if started is None:
         shared.close()
-        return None
+        return start(assembler, params, fork=False)
     pid, read = started
-    fork = MeasuringFork(plan, static.all_results, memo, pid, read, shared)
-    memo.defer(fork.take)
-    plan.whole_learner = fork.learn
-    return fork
+    forked = MeasuringFork(plan, static.all_results, memo, pid, read, shared)
+    memo.defer(forked.take)
+    plan.whole_learner = forked.learn
+    return forked
 
 
 def _child(
@@ -261,7 +304,7 @@ def _child(
             break
         _set(shared, _BACK, low)
         batch = messages_of(items[low:back])
-        h16s = own.h16_of_all(batch)  # (the tokens on the way: one stringify each)
+        h16s = own.h16_of_all(batch)  # (the tokens and pairing ids on the way: one stringify each)
         batches.append((own.tokens_of_all(batch), h16s, own.pairing_of_all(batch)))
         back = low
     # (all of them made in the loop: the parent, which has met the claim by now, waits only for the sending)

@@ -129,6 +129,7 @@ class ResolvedItem:
     call_ids: tuple[str, ...] = ()
     message_role: Any = None  # the message's ``role`` value as stored in it
     packed_in: Any = None  # the ``render_cache.MessageFile`` holding the message (``stored_message``: its index)
+    packed_at: int | None = None  # that index (kept once the message is unpacked: the file's values are by index)
     # the stable decision key, ``o:<ordinal>`` (``f:<ordinal>`` for the focus item): one string per item,
     # read by every run for every item and shared by every index built on it
     key: str = field(init=False, default="")
@@ -228,10 +229,11 @@ def _packed_item(row: ContextItemRow, msg: MessageRow, made: tuple[Any, ...], in
     packed, tokens, text, _role, _call, _tool, degraded, result_id, call_ids, message_role = made
     # by position, in the order of ``_PACKED_FIELDS`` (checked at import): keywords cost 40% more, and a warm
     # open makes 100,000 of these
+    packed_at = packed if type(packed) is int else None
     return ResolvedItem(
         row.ordinal, packed, tokens, True, text, msg.message_id, msg.seq, msg.role,
         None, None, False, None, (), degraded, None, None, None, None, None, None,
-        result_id, call_ids, message_role, in_file if type(packed) is int else None,
+        result_id, call_ids, message_role, None if packed_at is None else in_file, packed_at,
     )  # fmt: skip
 
 
@@ -239,7 +241,7 @@ _PACKED_FIELDS = (
     "ordinal", "stored_message", "tokens", "is_message", "text", "message_id", "seq", "source_role",
     "summary", "summary_max_source_seq", "is_focus_brief", "brief", "covered_ordinals", "degraded", "file_id",
     "file_byte_size", "file_summary", "stub_tool_name", "stub_tool_call_id", "stub_of",
-    "result_id", "call_ids", "message_role", "packed_in",
+    "result_id", "call_ids", "message_role", "packed_in", "packed_at",
 )  # fmt: skip
 if tuple(f.name for f in fields(ResolvedItem))[: len(_PACKED_FIELDS)] != _PACKED_FIELDS:
     raise ImportError("ResolvedItem's fields moved: _packed_item passes them by position")

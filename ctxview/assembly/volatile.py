@@ -438,7 +438,7 @@ class SerializedCache:
         assert self._estimate_of_json is not None
         text, encoded = js_stringify_message_utf8(message)
         tokens = self._estimate_of_json(message, text)
-        value = _h16_of_utf8(encoded)
+        value = h16_of_utf8(encoded)
         key = self._hold(message)
         self._tokens[key] = tokens
         self._h16[key] = value
@@ -490,7 +490,7 @@ class SerializedCache:
             if tokens is None or value is None:
                 text, encoded = js_stringify_message_utf8(message)
                 tokens = tokens_of[key] = estimate_of_json(message, text)
-                value = h16_of[key] = _h16_of_utf8(encoded)
+                value = h16_of[key] = h16_of_utf8(encoded)
             pairing = pairing_of.get(key)
             if pairing is None:
                 pairing = pairing_of[key] = pairing_view(message)
@@ -962,7 +962,7 @@ def _count_occurrences(haystack: str, needle: str) -> int:
     return count
 
 
-def _h16_of_utf8(encoded: bytes) -> str:
+def h16_of_utf8(encoded: bytes) -> str:
     """``h16_of_json("[" + text + "]")`` given ``text`` as UTF-8, with no copy of it."""
     digest = hashlib.sha256(b"[")
     digest.update(encoded)

@@ -149,9 +149,9 @@ def test_a_sweep_whose_range_measured_in_a_fork_is_the_sweep_of_one_process(
     started: list[sweep_measure.MeasuringFork] = []
     start = sweep_measure.start
 
-    def recorded(assembler: SessionAssembler, params: Params) -> sweep_measure.MeasuringFork | None:
-        fork = start(assembler, params)
-        if fork is not None:
+    def recorded(assembler: SessionAssembler, params: Params, **options: Any) -> Any:
+        fork = start(assembler, params, **options)
+        if isinstance(fork, sweep_measure.MeasuringFork):
             started.append(fork)
         return fork
 
