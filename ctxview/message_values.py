@@ -117,6 +117,13 @@ def read(blob: bytes, count: int) -> Kept | None:
     return Kept(tokens, h16s, dense_pairings(some, count))
 
 
+def values_kept(items: Sequence[Any]) -> bool:
+    """Whether the render cache file the items' messages are read from keeps values this code measured (nothing
+    is read: ``kept_for`` reads them)."""
+    source = next((item.packed_in for item in items if item.packed_in is not None), None)
+    return source is not None and source.has_values()
+
+
 def kept_for(
     items: Sequence[Any], estimate: Callable[[Any], int]
 ) -> tuple[list[int], list[int], list[str], list[Any]] | None:

@@ -197,13 +197,17 @@ class MessageFile:
     def __len__(self) -> int:
         return len(self._crcs)
 
+    def has_values(self) -> bool:
+        """Whether the file keeps the messages' values, measured by this code (read by ``kept_values``)."""
+        at = self._values_at
+        return isinstance(at, tuple) and len(at) == 4 and at[3] == _values_version()
+
     def kept_values(self) -> Kept | None:
         """The engine's values of every message, as the writer measured them (``message_values``); None where
         the file has none, they were measured by other code, or they do not read back as written."""
-        at = self._values_at
-        if not isinstance(at, tuple) or len(at) != 4 or at[3] != _values_version():
+        if not self.has_values():
             return None
-        start, length, crc, _version = at
+        start, length, crc, _version = self._values_at  # type: ignore[misc]
         if type(start) is not int or type(length) is not int or start != self._offsets[-1] or length < 0:
             return None
         try:

@@ -1,10 +1,5 @@
 """A first sweep's run at the whole session, shared with a forked process on the idle core.
 
-With no fork (another thread in this process, one core), the values the render cache file the messages
-were read from keeps (``message_values``) are taken instead, where it keeps them: nothing is measured.  (With
-a fork they are not: the child measures while this process unpacks the messages its clean-up did not reach,
-so the values cost this process only its share of the measuring, as much as reading and taking the file's.)
-
 The run at the whole session that starts a sweep of a database state no earlier sweep kept
 (``sweep_cache``) spends its time on two things no other step needs first: learning which tool-id
 chunks come back unchanged (``ChunkPlan.whole_selection_flags``: unpacking, clean-up and repair of
@@ -22,6 +17,12 @@ Both sides claim their next batch in a small shared map the other reads before i
 a slow child (the other core busy) is never waited for longer than a batch.  Every value and flag is
 the one this process would compute (the same functions, messages with the same JSON text); a child
 that fails or sends nothing usable changes nothing: this process computes what is missing itself.
+
+Where the render cache file the messages were read from keeps their values (``message_values``), nothing is
+measured: this process reads them, and unpacks every message, as it starts learning the chunk flags (the
+child meanwhile learns a larger share of them), and gives the values to the memo at the engine step; the
+child only learns flags.  With no fork (another thread in this process, one core) they are taken all the
+same (``KeptValues``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from ctxview.assembly.live import dense_pairings, sparse_pairings
 from ctxview.assembly.resolve import messages_of
 from ctxview.assembly.volatile import SerializedCache
 from ctxview.jserrors import JSError
-from ctxview.message_values import kept_for
+from ctxview.message_values import kept_for, values_kept
 
 if TYPE_CHECKING:
     from ctxview.assembly.incremental.chunked_repair import ChunkPlan
@@ -62,8 +63,11 @@ class MeasuringFork:
     """A forked process sharing the whole session's run: ``learn`` (the chunk flags), ``take`` (the values)."""
 
     def __init__(
-        self, plan: ChunkPlan, all_results: Any, memo: SerializedCache, pid: int, fd: int, shared: mmap.mmap
+        self, plan: ChunkPlan, all_results: Any, memo: SerializedCache, pid: int, fd: int, shared: mmap.mmap,
+        *, kept: bool = False,
     ) -> None:
+        self.kept = kept  # the render cache file keeps the values: the child measures nothing, they are read here
+        self._kept_values: FileValues | None = None  # (read by ``_read_kept``)
         self.plan = plan
         self.items = list(plan.items)
         self.all_results = all_results
@@ -90,6 +94,11 @@ class MeasuringFork:
         struct.pack_into("<qd", shared, _CUT, cut, orphan_ordinal)
         _set(shared, _CHUNK_BACK, chunks)
         _set(shared, _REQUEST, 1)
+        if self._read_kept() is not None:
+            # (both now, the child claiming the chunks this process does not reach meanwhile): the values, and
+            # every message unpacked, which the run reads next whoever learns its chunk's flags (else the child
+            # would wait idle while this process unpacks those of its chunks, having nothing to measure)
+            messages_of(self.items)
         head = bytearray()
         front = 0
         while True:
@@ -115,6 +124,12 @@ class MeasuringFork:
             return self.taken
         self.taken = False
         items = self.items
+        if self.kept:
+            if not self.shared.closed:
+                _set(self.shared, _REQUEST, 2)  # (nothing more to ask: the child may leave)
+            kept = self._read_kept()
+            self.taken = kept is not None and _remember_kept(self.memo, items, kept)
+            return self.taken  # (messages the file does not give are measured by the memo as the run reads them)
         front = 0
         payload = self._values
         if payload is None and self.fd >= 0:
@@ -138,6 +153,12 @@ class MeasuringFork:
         first, tokens, h16s, pairings = values
         self.taken = self.memo.remember(messages_of(items[first:]), tokens, h16s, pairings)
         return self.taken
+
+    def _read_kept(self) -> FileValues | None:
+        """The values the render cache file keeps of most messages (read once), None: none usable."""
+        if self.kept and self._kept_values is None:
+            self._kept_values = _kept_of_most(self.items, self.memo)
+        return self._kept_values
 
     def _receive(self, kind: bytes) -> bytes | None:
         """The child's next message of ``kind`` (a values message on the way is kept); None: none came."""
@@ -218,6 +239,12 @@ class KeptValues:
 FileValues = tuple[list[int], list[int], list[str], list[Any]]
 
 
+def _kept_of_most(items: list[ResolvedItem], memo: SerializedCache) -> FileValues | None:
+    """The render cache file's values of the items' messages where it keeps those of most of them."""
+    kept = kept_for(items, memo.estimate)
+    return kept if kept is not None and 2 * len(kept[0]) >= len(items) else None
+
+
 def _remember_kept(memo: SerializedCache, items: list[ResolvedItem], kept: FileValues) -> bool:
     positions, tokens, h16s, pairings = kept
     return memo.remember(messages_of(list(map(items.__getitem__, positions))), tokens, h16s, pairings)
@@ -243,12 +270,13 @@ def start(assembler: SessionAssembler, params: Params, *, fork: bool = True) -> 
     if not items or 2 * memo.size() >= len(items):
         return None
     if not fork:
-        kept = kept_for(items, memo.estimate)
-        if kept is None or 2 * len(kept[0]) < len(items):  # (none, or most measured here all the same)
+        kept = _kept_of_most(items, memo)
+        if kept is None:
             return None
         taking = KeptValues(memo, items, kept)
         memo.defer(taking.take)
         return taking
+    kept_in_file = values_kept(items)  # (read once the run needs them: the child measures nothing)
     shared = mmap.mmap(-1, 56)  # (anonymous and shared: both processes see each other's claims)
     _set(shared, _BACK, len(items))
     parent = os.getpid()  # (this process: the child waits for its requests while it lives)
@@ -256,14 +284,14 @@ def start(assembler: SessionAssembler, params: Params, *, fork: bool = True) -> 
     def work(write: int) -> None:  # in the child: share the work, then leave (nothing of this process's on the way)
         gc.disable()  # (short-lived: a collection would only walk, and copy, the inherited heap)
         with os.fdopen(write, "wb") as out:
-            _child(plan, static.all_results, items, memo.estimate, shared, out, parent)
+            _child(plan, static.all_results, items, memo.estimate, shared, out, parent, measure=not kept_in_file)
 
     started = fork_with_pipe(work)
     if started is None:
         shared.close()
         return start(assembler, params, fork=False)
     pid, read = started
-    forked = MeasuringFork(plan, static.all_results, memo, pid, read, shared)
+    forked = MeasuringFork(plan, static.all_results, memo, pid, read, shared, kept=kept_in_file)
     memo.defer(forked.take)
     plan.whole_learner = forked.learn
     return forked
@@ -271,10 +299,11 @@ def start(assembler: SessionAssembler, params: Params, *, fork: bool = True) -> 
 
 def _child(
     plan: ChunkPlan, all_results: Any, items: list[ResolvedItem], estimate: Any, shared: mmap.mmap, out: Any,
-    parent: int,
+    parent: int, *, measure: bool = True,
 ) -> None:
-    """Measure from the last message down until the parent's claim; learn the flags it asks for on the way
-    (or after, until told there is nothing more, or the parent is gone); send both."""
+    """Measure from the last message down until the parent's claim (unless not ``measure``: the render cache file
+    keeps the values); learn the flags it asks for on the way (or after, until told there is nothing more, or
+    the parent is gone); send both."""
     served = False
 
     def serve() -> None:
@@ -294,21 +323,22 @@ def _child(
             back = low
         _send(out, _FLAGS, back.to_bytes(8, "little") + b"".join(reversed(parts)))
 
-    own = SerializedCache(estimate=estimate)
-    back = len(items)
-    batches: list[tuple[list[int], list[str], list[Any]]] = []  # every value of each batch, from the last down
-    while True:
-        serve()
-        low = max(_get(shared, _FRONT), back - BATCH)
-        if low >= back:
-            break
-        _set(shared, _BACK, low)
-        batch = messages_of(items[low:back])
-        h16s = own.h16_of_all(batch)  # (the tokens and pairing ids on the way: one stringify each)
-        batches.append((own.tokens_of_all(batch), h16s, own.pairing_of_all(batch)))
-        back = low
-    # (all of them made in the loop: the parent, which has met the claim by now, waits only for the sending)
-    _send(out, _VALUES, _measured(batches, back))
+    if measure:
+        own = SerializedCache(estimate=estimate)
+        back = len(items)
+        batches: list[tuple[list[int], list[str], list[Any]]] = []  # every value of each batch, from the last down
+        while True:
+            serve()
+            low = max(_get(shared, _FRONT), back - BATCH)
+            if low >= back:
+                break
+            _set(shared, _BACK, low)
+            batch = messages_of(items[low:back])
+            h16s = own.h16_of_all(batch)  # (the tokens and pairing ids on the way: one stringify each)
+            batches.append((own.tokens_of_all(batch), h16s, own.pairing_of_all(batch)))
+            back = low
+        # (all of them made in the loop: the parent, which has met the claim by now, waits only for the sending)
+        _send(out, _VALUES, _measured(batches, back))
     while not served and _get(shared, _REQUEST) != 2 and os.getppid() == parent:  # (the flags may still be asked)
         serve()
         time.sleep(0.002)

@@ -129,3 +129,34 @@ def test_a_sweep_in_one_process_takes_them_and_sweeps_the_same(
     plain_sweep = sweep_session(_load(db), PARAMS, points=9, runs=4, workers=1)
     taken.elapsed = plain_sweep.elapsed = 0.0
     assert taken == plain_sweep
+
+
+def test_a_forked_sweep_takes_them_and_its_child_only_learns_flags(
+    db: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a fork, the range's run reads the values (and unpacks every message) as it starts learning the chunk
+    flags with the child, which measures nothing; the sweep is the one of a process that measured everything."""
+    started: list[Any] = []
+    start = sweep_measure.start
+    child = sweep_measure._child
+
+    def recorded(assembler: SessionAssembler, params: Params, **options: Any) -> Any:
+        fork = start(assembler, params, **options)
+        started.append(fork)
+        return fork
+
+    def child_measures(*args: Any, measure: bool = True) -> None:
+        with open(cache / "child-measures", "w") as out:  # (a file: this runs in the child)
+            out.write(str(measure))
+        child(*args, measure=measure)
+
+    monkeypatch.setattr(sweep_measure, "start", recorded)
+    monkeypatch.setattr(sweep_measure, "_child", child_measures)
+    shared = sweep_session(_load(db), PARAMS, points=9, runs=4, workers=2)
+    (fork,) = started
+    assert isinstance(fork, sweep_measure.MeasuringFork) and fork.kept and fork.taken is True
+    assert (cache / "child-measures").read_text() == "False"
+    monkeypatch.setenv("CTXVIEW_CACHE", "off")
+    plain_sweep = sweep_session(_load(db), PARAMS, points=9, runs=4, workers=1)
+    shared.elapsed = plain_sweep.elapsed = 0.0
+    assert shared == plain_sweep

@@ -76,13 +76,13 @@ def test_this_process_measures_from_the_front_while_the_child_is_slow(
     claim and sends an empty share; every value is there, measured once."""
     child = sweep_measure._child
 
-    def late(*args: Any) -> None:  # (starts once this process has claimed every message: no race to lose)
+    def late(*args: Any, **options: Any) -> None:  # (starts once this process has claimed every message)
         items, shared = args[2], args[4]
         waited = 0.0
         while sweep_measure._get(shared, sweep_measure._FRONT) < len(items) and waited < 10:
             time.sleep(0.005)
             waited += 0.005
-        child(*args)
+        child(*args, **options)
 
     monkeypatch.setattr(sweep_measure, "_child", late)
     monkeypatch.setattr(sweep_measure, "BATCH", 64)
@@ -126,7 +126,7 @@ def test_a_fork_never_taken_is_ended_and_leaves_the_memo_as_it_was(db: Path) -> 
 def test_a_child_that_fails_gives_nothing_and_the_run_measures_as_usual(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(*args: Any) -> None:
+    def broken(*args: Any, **options: Any) -> None:
         raise RuntimeError("the child fails")
 
     monkeypatch.setattr(sweep_measure, "_child", broken)
@@ -191,7 +191,7 @@ def test_the_flags_learned_in_two_processes_are_those_of_one_pass(
     """This process learns from the first chunk up (slowly here: the child learns a good part from the last
     down), and the two meet; a child that fails leaves every chunk to this process."""
     if fails:
-        monkeypatch.setattr(sweep_measure, "_child", lambda *args: os._exit(3))
+        monkeypatch.setattr(sweep_measure, "_child", lambda *args, **options: os._exit(3))
     monkeypatch.setattr(sweep_measure, "CHUNK_BATCH", 16)
     assembler = fresh(db)
     plan, cut, orphan, all_results = whole_run_args(assembler, PARAMS)
