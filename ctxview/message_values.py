@@ -44,10 +44,11 @@ class Collected:
         self.h16s: list[str] = []
         self.pairings: list[Any] = []
 
-    def add(self, packed: bytes) -> None:
-        """Measure a message given as its ``marshal`` bytes (as the file keeps it)."""
+    def add(self, message: Any) -> None:
+        """Measure the next message (None: one the writer could not read, left unmeasured)."""
         try:
-            message = marshal.loads(packed)
+            if message is None:
+                raise ValueError("no message")
             text, encoded = js_stringify_message_utf8(message)
             counts = [of_json(message, text) for of_json in _OF_JSON]
             h16, pairing = h16_of_utf8(encoded), pairing_view(message)

@@ -3,9 +3,9 @@
 Rendering every stored message (parsing each part's metadata, rebuilding its blocks,
 encoding the content to count its tokens) is the largest single cost of opening a big
 session, and it gives the same answer every time the database is the same.  So once a
-session of at least ``MIN_MESSAGES`` messages has been rendered, the results (each message as
-``marshal`` bytes beside the facts every run reads of it, and the context items and messages as
-the store read them) are written to one file per database and conversation under the user's cache directory
+session of at least ``MIN_MESSAGES`` messages has been rendered, the results (each message as JSON, or
+``marshal`` bytes where JSON would not give it back equal, beside the facts every run reads of it, and
+the context items and messages as the store read them) are written to one file per database and conversation under the user's cache directory
 (``$CTXVIEW_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxview/renders``, else
 ``~/.cache/ctxview/renders``), never next to the database.
 
@@ -38,16 +38,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview import __version__
+from ctxview.jsjson import exact_json, load_exact_json
 
 if TYPE_CHECKING:  # the store imports this module: a command that renders nothing never loads the renderer
     from ctxview.assembly.render import RenderedMessage
     from ctxview.message_values import Kept
     from ctxview.model import MessageRow, Session
 
-FORMAT = 8  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
+FORMAT = 9  # 2: messages kept as marshal bytes, with the facts read of every item; 3, 4: and the rows;
 # 5: the messages in the file's tail, read one by one (``MessageFile``); rows without content and times;
 # 6: the payload under a CRC-32; 7: the payload in parts (the facts and rows a few thousand at a time);
-# 8: the engine's values of each message after them (``message_values``)
+# 8: the engine's values of each message after them (``message_values``); 9: messages kept as JSON where
+# orjson gives them back equal (they unpack in two thirds of marshal's time), else as marshal bytes
 MIN_MESSAGES = 2000  # below this, rendering is quicker than reading a file
 KEEP_FILES = 16  # the newest cache files kept; older ones are removed when one is written
 KEEP_BYTES = 1 << 30  # … and no more of them than fit in this many bytes together
@@ -182,14 +184,16 @@ class MessageFile:
     """
 
     def __init__(
-        self, fd: int, base: int, offsets: array[int], crcs: array[int], values_at: tuple[Any, ...] | None = None
+        self, fd: int, base: int, offsets: array[int], crcs: array[int], as_json: bytes = b"",
+        values_at: tuple[Any, ...] | None = None,
     ) -> None:
-        if len(offsets) != len(crcs) + 1:
+        if len(offsets) != len(crcs) + 1 or len(as_json) not in (0, len(crcs)):
             raise ValueError("a damaged message table")
         self._fd = fd
         self._base = base
         self._offsets = offsets
         self._crcs = crcs
+        self._as_json = as_json or bytes(len(crcs))  # per message: 1 where it is kept as JSON, else marshal bytes
         self._values_at = values_at  # (start, length, CRC-32, measuring code's digest) of the messages' values
         self.render_again: Callable[[int], dict[str, Any]] | None = None
         weakref.finalize(self, os.close, fd)
@@ -240,7 +244,7 @@ class MessageFile:
         if len(data) != self._offsets[index + 1] - self._offsets[index] or zlib.crc32(data) != self._crcs[index]:
             return None
         try:
-            message = marshal.loads(data)
+            message = load_exact_json(data) if self._as_json[index] else marshal.loads(data)
         except (ValueError, EOFError, TypeError):
             return None
         return message if type(message) is dict else None
@@ -316,8 +320,11 @@ def load_payload(
     payload, fd, tail = opened
     try:
         *parts, last = _parts(payload)
-        (facts, item_parts, message_parts), rest, offsets, crcs, values_at = marshal.loads(last)
-        renders = CachedRenders({}, MessageFile(fd, tail, array("q", offsets), array("I", crcs), values_at))
+        (facts, item_parts, message_parts), rest, offsets, crcs, as_json, values_at = marshal.loads(last)
+        if type(as_json) is not bytes:
+            raise ValueError("a damaged message table")
+        messages = MessageFile(fd, tail, array("q", offsets), array("I", crcs), as_json, values_at)
+        renders = CachedRenders({}, messages)
     except (ValueError, EOFError, TypeError):
         os.close(fd)
         return None
@@ -434,9 +441,9 @@ PER_PART = 4096
 
 
 class _Tail:
-    """The packed messages written after the payload (each message's own bytes object, written one by one: never
-    copied into one blob), and where each ends and its CRC-32 (``MessageFile``); then the engine's values of
-    each (``message_values``, measured as the message is added)."""
+    """The packed messages written after the payload (each message's own bytes, written one by one: never copied
+    into one blob), as JSON where it reads back equal, and where each ends, its CRC-32 and its form
+    (``MessageFile``); then the engine's values of each (``message_values``, measured as the message is added)."""
 
     def __init__(self) -> None:
         from ctxview.message_values import Collected  # (only a writer measures)
@@ -444,14 +451,22 @@ class _Tail:
         self.pieces: list[bytes] = []
         self.offsets = array("q", (0,))
         self.crcs = array("I")
+        self.as_json = bytearray()
         self.values = Collected()
 
-    def add(self, message: bytes) -> int:
-        """Append a packed message; its index."""
-        self.pieces.append(message)
-        self.offsets.append(self.offsets[-1] + len(message))
-        self.crcs.append(zlib.crc32(message))
+    def add(self, packed: bytes) -> int:
+        """Append a message given as its ``marshal`` bytes; its index."""
+        try:
+            message = marshal.loads(packed)
+        except (ValueError, EOFError, TypeError):
+            message = None
         self.values.add(message)
+        as_json = exact_json(message) if message is not None else None
+        piece = packed if as_json is None else as_json
+        self.pieces.append(piece)
+        self.as_json.append(as_json is not None)
+        self.offsets.append(self.offsets[-1] + len(piece))
+        self.crcs.append(zlib.crc32(piece))
         return len(self.crcs) - 1
 
     def close(self) -> tuple[int, int, int, str]:
@@ -478,7 +493,7 @@ def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[byt
         if item_parts is not None:
             message_parts = yield from _listed_parts(message_rows)
     del rows
-    table = (tail.offsets.tobytes(), tail.crcs.tobytes(), tail.close())
+    table = (tail.offsets.tobytes(), tail.crcs.tobytes(), bytes(tail.as_json), tail.close())
     try:
         last = marshal.dumps(((facts, item_parts, message_parts), rest, *table))
     except ValueError:  # rows with a value marshal cannot hold: the rows are read from the database each time
