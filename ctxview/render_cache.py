@@ -3,11 +3,11 @@
 Rendering every stored message (parsing each part's metadata, rebuilding its blocks,
 encoding the content to count its tokens) is the largest single cost of opening a big
 session, and it gives the same answer every time the database is the same.  So once a
-session of at least ``MIN_MESSAGES`` messages has been rendered, the results (each message as JSON, or
-``marshal`` bytes where JSON would not give it back equal, beside the facts every run reads of it, and
-the context items and messages as the store read them) are written to one file per database and conversation under the user's cache directory
-(``$CTXVIEW_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxview/renders``, else
-``~/.cache/ctxview/renders``), never next to the database.
+session of at least ``MIN_MESSAGES`` messages has been rendered, the results (each message as JSON,
+or ``marshal`` bytes where JSON would not give it back equal, beside the facts every run reads of it and
+the engine's values of it, and the context items and messages as the store read them) are written to one
+file per database and conversation under the user's cache directory (``$CTXVIEW_CACHE_DIR``, else
+``$XDG_CACHE_HOME/ctxview/renders``, else ``~/.cache/ctxview/renders``), never next to the database.
 
 A cached render is used only when nothing about the database can have changed: the file
 records the database's real path, device, inode, size and modification time, its header's
