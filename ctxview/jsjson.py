@@ -306,16 +306,16 @@ def _fast_utf8(value: Any) -> bytes | None:
         return None
 
 
-def exact_json(value: Any) -> bytes | None:
+def exact_json(value: Any, *, check: bool = True) -> bytes | None:
     """``value`` as JSON (UTF-8) that ``load_exact_json`` gives back equal to it, or None where orjson does not
     take it or would not give it back equal (a tuple comes back a list, a non-finite float null; orjson keeps
     ints, floats, -0.0 and booleans apart): a cache may keep such a value as JSON, which reads back faster
-    than ``marshal``."""
+    than ``marshal``.  ``check`` False: the same bytes for a value already found to come back equal."""
     if orjson is None:  # pragma: no cover - orjson is a dependency
         return None
     try:  # (orjson's own text, not JS's: only orjson reads it back)
         encoded = orjson.dumps(value, default=_refuse, option=_FAST_OPTIONS)
-        return encoded if orjson.loads(encoded) == value else None
+        return encoded if not check or orjson.loads(encoded) == value else None
     except (TypeError, ValueError):  # (orjson.JSONEncodeError is a TypeError, JSONDecodeError a ValueError)
         return None
 

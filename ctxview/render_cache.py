@@ -427,7 +427,7 @@ def save(
     target = _file_for(directory, identity, conversation_id, sender_metadata)
     tail = _Tail()
     try:
-        write_entry(target, _MAGIC, header, _payload(renders, rows, tail), tail.pieces)
+        write_entry(target, _MAGIC, header, _payload(renders, rows, tail), tail.pieces())
         prune(directory)
     except OSError:
         return False
@@ -441,18 +441,24 @@ PER_PART = 4096
 
 
 class _Tail:
-    """The packed messages written after the payload (each message's own bytes, written one by one: never copied
-    into one blob), as JSON where it reads back equal, and where each ends, its CRC-32 and its form
-    (``MessageFile``); then the engine's values of each (``message_values``, measured as the message is added)."""
+    """The packed messages written after the payload, as JSON where it reads back equal, and where each ends, its
+    CRC-32 and its form (``MessageFile``); then the engine's values of each (``message_values``, measured as the
+    message is added).
+
+    Only the renders' own ``marshal`` bytes are held: a message's JSON is made to learn its size and CRC-32, let
+    go, and made again as it is written (held, 100,000 small bytes objects took ~400 MB of the writer's memory
+    for 36 MB of JSON, the heap's freed pieces too small for the next ones).
+    """
 
     def __init__(self) -> None:
         from ctxview.message_values import Collected  # (only a writer measures)
 
-        self.pieces: list[bytes] = []
+        self.packed: list[bytes] = []
         self.offsets = array("q", (0,))
         self.crcs = array("I")
         self.as_json = bytearray()
         self.values = Collected()
+        self._values_blob = b""
 
     def add(self, packed: bytes) -> int:
         """Append a message given as its ``marshal`` bytes; its index."""
@@ -463,17 +469,29 @@ class _Tail:
         self.values.add(message)
         as_json = exact_json(message) if message is not None else None
         piece = packed if as_json is None else as_json
-        self.pieces.append(piece)
+        self.packed.append(packed)
         self.as_json.append(as_json is not None)
         self.offsets.append(self.offsets[-1] + len(piece))
         self.crcs.append(zlib.crc32(piece))
         return len(self.crcs) - 1
 
     def close(self) -> tuple[int, int, int, str]:
-        """Append the messages' values (after the last message); where they are, as ``MessageFile`` reads them."""
-        blob = self.values.blob()
-        self.pieces.append(blob)
+        """Make the messages' values (written after the last message); where they are, as ``MessageFile`` reads
+        them."""
+        blob = self._values_blob = self.values.blob()
         return self.offsets[-1], len(blob), zlib.crc32(blob), _values_version()
+
+    def pieces(self) -> Iterator[bytes]:
+        """Each message as the table describes it, then the values (read once the payload is written)."""
+        for packed, as_json, crc in zip(self.packed, self.as_json, self.crcs, strict=True):
+            if not as_json:
+                yield packed
+                continue
+            piece = exact_json(marshal.loads(packed), check=False)
+            if piece is None or zlib.crc32(piece) != crc:  # (the same message, the same code: never; then no file)
+                raise OSError("a message's JSON came out otherwise the second time")
+            yield piece
+        yield self._values_blob
 
 
 def _payload(renders: Mapping[int, Any], rows: Any, tail: _Tail) -> Iterator[bytes]:
