@@ -310,13 +310,14 @@ def exact_json(value: Any, *, check: bool = True) -> bytes | None:
     """``value`` as JSON (UTF-8) that ``load_exact_json`` gives back equal to it, or None where orjson does not
     take it or would not give it back equal (a tuple comes back a list, a non-finite float null; orjson keeps
     ints, floats, -0.0 and booleans apart): a cache may keep such a value as JSON, which reads back faster
-    than ``marshal``.  ``check`` False: the same bytes for a value already found to come back equal."""
-    if orjson is None:  # pragma: no cover - orjson is a dependency
-        return None
-    try:  # (orjson's own text, not JS's: only orjson reads it back)
-        encoded = orjson.dumps(value, default=_refuse, option=_FAST_OPTIONS)
-        return encoded if not check or orjson.loads(encoded) == value else None
-    except (TypeError, ValueError):  # (orjson.JSONEncodeError is a TypeError, JSONDecodeError a ValueError)
+    than ``marshal``.  These are the bytes ``js_stringify_message`` encodes an agent message to where orjson
+    takes it.  ``check`` False: the same bytes, for a value found before to come back equal."""
+    encoded = _fast_utf8(value)
+    if encoded is None or not check:
+        return encoded
+    try:
+        return encoded if orjson.loads(encoded) == value else None
+    except ValueError:  # (orjson.JSONDecodeError)
         return None
 
 

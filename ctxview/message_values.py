@@ -44,12 +44,16 @@ class Collected:
         self.h16s: list[str] = []
         self.pairings: list[Any] = []
 
-    def add(self, message: Any) -> None:
-        """Measure the next message (None: one the writer could not read, left unmeasured)."""
+    def add(self, message: Any, encoded: bytes | None = None) -> None:
+        """Measure the next message (None: one the writer could not read, left unmeasured); ``encoded``: its JSON
+        as ``jsjson.exact_json`` made it, which is its ``JSON.stringify`` (not made again)."""
         try:
             if message is None:
                 raise ValueError("no message")
-            text, encoded = js_stringify_message_utf8(message)
+            if encoded is not None:
+                text = encoded.decode()
+            else:
+                text, encoded = js_stringify_message_utf8(message)
             counts = [of_json(message, text) for of_json in _OF_JSON]
             h16, pairing = h16_of_utf8(encoded), pairing_view(message)
         except Exception:  # (a message the engine could not measure either: measured by the run, if ever)

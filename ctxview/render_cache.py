@@ -443,11 +443,11 @@ PER_PART = 4096
 class _Tail:
     """The packed messages written after the payload, as JSON where it reads back equal, and where each ends, its
     CRC-32 and its form (``MessageFile``); then the engine's values of each (``message_values``, measured as the
-    message is added).
+    message is added, from the same JSON).
 
     Only the renders' own ``marshal`` bytes are held: a message's JSON is made to learn its size and CRC-32, let
-    go, and made again as it is written (held, 100,000 small bytes objects took ~400 MB of the writer's memory
-    for 36 MB of JSON, the heap's freed pieces too small for the next ones).
+    go, and made again as it is written (held, 100,000 small JSON bytes objects took ~400 MB of the writer's
+    heap for 36 MB, its freed pieces too small for the next ones; copied into blocks, ~50 MB).
     """
 
     def __init__(self) -> None:
@@ -466,8 +466,8 @@ class _Tail:
             message = marshal.loads(packed)
         except (ValueError, EOFError, TypeError):
             message = None
-        self.values.add(message)
         as_json = exact_json(message) if message is not None else None
+        self.values.add(message, as_json)
         piece = packed if as_json is None else as_json
         self.packed.append(packed)
         self.as_json.append(as_json is not None)
@@ -487,7 +487,7 @@ class _Tail:
             if not as_json:
                 yield packed
                 continue
-            piece = exact_json(marshal.loads(packed), check=False)
+            piece = exact_json(marshal.loads(packed), check=False)  # (found to come back equal when added)
             if piece is None or zlib.crc32(piece) != crc:  # (the same message, the same code: never; then no file)
                 raise OSError("a message's JSON came out otherwise the second time")
             yield piece
