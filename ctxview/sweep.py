@@ -113,7 +113,9 @@ def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | 
 
 
 def _range_runs(assembler: SessionAssembler, params: Params, workers: int | None = None) -> tuple[int, int]:
-    low, high = _range_of(_run(assembler, params))
+    first = _run(assembler, params)
+    low, high = _range_of(first)
+    _remember_shape(assembler.session, params, column(first.decisions, "key"), high)
     top_params = replace(params, token_budget=high)
     reserved = max(0, params.reserved_tokens)
     sweep_cache.prime(assembler, params)  # what an earlier sweep of this database state learned at the top
@@ -151,6 +153,26 @@ def _remember(entry: tuple[Any, Params, Trace] | None) -> None:
     global _REMEMBERED
     with _REMEMBERED_LOCK:
         _REMEMBERED = entry
+
+
+# What the sweep that follows ``budget_range`` needs before its plan to start its forked runs: (session, params with
+# no budget, the decisions' key column its runs share, the budget from which every item is selected).
+_SHAPE: tuple[Any, Params, list[str], int] | None = None
+
+
+def _remember_shape(session: Any, params: Params, keys: list[str], whole: int) -> None:
+    global _SHAPE
+    with _REMEMBERED_LOCK:
+        _SHAPE = (session, replace(params, token_budget=0), keys, whole)
+
+
+def _recall_shape(assembler: SessionAssembler, params: Params) -> tuple[list[str], int] | None:
+    """(key column, the whole session's budget) a run of this session with these params (any budget) gave."""
+    with _REMEMBERED_LOCK:
+        shape = _SHAPE
+    if shape is None or shape[0] is not assembler.session or shape[1] != replace(params, token_budget=0):
+        return None
+    return shape[2], shape[3]
 
 
 def _recall(assembler: SessionAssembler, params: Params) -> Trace | None:
@@ -237,8 +259,13 @@ def sweep(
     budgets = sorted({int(b) for b in budgets if int(b) >= 1})
     if not budgets:
         raise ValueError("a sweep needs at least one budget ≥ 1")
-    plan = _Plan.of(assembler, params)
-    kept_tokens = [plan.kept_tokens(budget) for budget in budgets]
+    plans: list[_Plan] = []
+
+    def planned() -> _Plan:
+        if not plans:
+            plans.append(_Plan.of(assembler, params))
+        return plans[0]
+
     exact = set(budgets if runs is None else spaced_subset(budgets, runs))
     ordered = [budget for budget in budgets if budget in exact]
     outcomes: dict[int, _ExactRun] = {}
@@ -258,8 +285,16 @@ def sweep(
 
     processes = _worker_count(workers, len(pending), len(assembler.session.items))
     if processes > 1:
-        whole = plan.base + plan.total + plan.reserved  # (every item selected from here on)
-        outcomes.update(_exact_runs_forked(assembler, params, pending, processes, report, keep, plan.keys, whole))
+        # the children start before the plan is made (this process makes it meanwhile) when the range's run told
+        # what they need of it: the key column the runs share (not sent back) and where every item is selected
+        shape = _recall_shape(assembler, params)
+        if shape is None:
+            plan = planned()
+            shape = plan.keys, plan.base + plan.total + plan.reserved
+        keys, whole = shape
+        outcomes.update(
+            _exact_runs_forked(assembler, params, pending, processes, report, keep, keys, whole, prepare=planned)
+        )
     else:
         # (between the runs too: a collection there would walk the last run's objects; and what lives on, the top
         # trace and what the runs added to the session's caches, is frozen rather than walked once they are done)
@@ -270,6 +305,8 @@ def sweep(
                 keep(budget, trace)
                 report.done_one()
     top_trace = tops[0] if tops else None
+    plan = planned()
+    kept_tokens = [plan.kept_tokens(budget) for budget in budgets]
     final_tokens: list[int | None] = []
     kept_items: list[int | None] = []
     ran: list[tuple[int, _ExactRun]] = []  # the exact runs, ascending
@@ -520,13 +557,15 @@ def _exact_runs_forked(
     keep: Callable[[int, Trace], None],
     plan_keys: list[str],
     whole: int | None = None,
+    prepare: Callable[[], Any] | None = None,
 ) -> dict[int, _ExactRun]:
     """The exact runs of ``budgets`` in this process and ``workers - 1`` forked ones, in shares of about
     equal cost; this process runs the share with the largest budget (``keep`` sees its traces).  ``report``
     hears of each run as it finishes and may stop them all.  The runs of a child that fails or dies are made
     here (the same numbers).  The first child, its runs sent, starts the ``sweep_cache`` writer (it has what
     this process would write: the run at the whole session came before the fork): this process then neither
-    forks for it nor shares its pages with it while it finishes the sweep."""
+    forks for it nor shares its pages with it while it finishes the sweep.  ``prepare`` is called once the
+    children are started, before this process's runs."""
     workers = min(workers, len(budgets))
     own, *others = _shares(budgets, workers, whole)
     gc.freeze()  # the children's collections then skip the inherited heap (and it stays frozen: the session lives on)
@@ -537,6 +576,9 @@ def _exact_runs_forked(
             _RunsChild.start(assembler, params, share, plan_keys, saves=index == 0)
             for index, share in enumerate(others) if share
         )
+        if prepare is not None:
+            with gc_paused(keep=True):
+                prepare()
         # (the collector paused between the runs too, as in one process: the first collection after a run walked
         # everything it left, 0.1–0.3 s at 100,000 items; what lives on is frozen once they are done)
         with gc_paused(keep=True):

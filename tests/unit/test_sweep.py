@@ -490,3 +490,37 @@ def test_automatic_workers_fork_only_where_a_core_is_idle(monkeypatch: pytest.Mo
     monkeypatch.setattr(forked_map, "idle_cores", lambda: None)
     monkeypatch.setattr(threading, "active_count", lambda: 3)
     assert count(None, 5, 100_000) == 1  # threads (the TUI): a forked child would not get them
+
+
+@pytest.mark.parametrize("after_range", [True, False])
+def test_a_forked_sweep_after_its_range_starts_the_child_before_making_its_plan(
+    medium: SessionAssembler, monkeypatch: pytest.MonkeyPatch, after_range: bool
+) -> None:
+    """The range's run tells the sweep what its children need of the plan (the key column its runs share, where
+    every item is selected): they start first and this process makes the plan meanwhile; without it, the plan
+    comes first.  The sweep is the same either way."""
+    from ctxview import sweep as sweep_module
+
+    params = replace(MODES[0], fresh_tail_count=12)
+    budgets = default_budgets(medium, params, points=9)
+    alone = sweep(medium, params, budgets, runs=4, workers=1)
+    if not after_range:
+        sweep_module._remember_shape(None, params, [], 0)  # (another session's: not this one's)
+    order: list[str] = []
+    plan_of = sweep_module._Plan.of
+    start = sweep_module._RunsChild.start
+
+    def planned(*args: Any) -> Any:
+        order.append("plan")
+        return plan_of(*args)
+
+    def started(*args: Any, **kwargs: Any) -> Any:
+        order.append("child")
+        return start(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_module._Plan, "of", planned)
+    monkeypatch.setattr(sweep_module._RunsChild, "start", started)
+    shared = sweep(medium, params, budgets, runs=4, workers=2)
+    assert order == (["child", "plan"] if after_range else ["plan", "child"])
+    alone.elapsed = shared.elapsed = 0.0
+    assert shared == alone
