@@ -160,16 +160,19 @@ def _remember(entry: tuple[Any, Params, Trace] | None) -> None:
 _SHAPE: tuple[Any, Params, list[str], int] | None = None
 
 
-def _remember_shape(session: Any, params: Params, keys: list[str], whole: int) -> None:
+def _remember_shape(session: Any, params: Params | None, keys: list[str], whole: int) -> None:
+    """Keep the shape for the next sweep (``params`` None: let go of the one kept, and its session)."""
     global _SHAPE
     with _REMEMBERED_LOCK:
-        _SHAPE = (session, replace(params, token_budget=0), keys, whole)
+        _SHAPE = None if params is None else (session, replace(params, token_budget=0), keys, whole)
 
 
 def _recall_shape(assembler: SessionAssembler, params: Params) -> tuple[list[str], int] | None:
-    """(key column, the whole session's budget) a run of this session with these params (any budget) gave."""
+    """(key column, the whole session's budget) a run of this session with these params (any budget) gave (taken:
+    handed out once)."""
+    global _SHAPE
     with _REMEMBERED_LOCK:
-        shape = _SHAPE
+        shape, _SHAPE = _SHAPE, None
     if shape is None or shape[0] is not assembler.session or shape[1] != replace(params, token_budget=0):
         return None
     return shape[2], shape[3]
@@ -439,6 +442,7 @@ def sweep_session(
                      progress=counted if progress is not None else None)
     finally:
         _remember(None)
+        _remember_shape(None, None, [], 0)
 
 
 class _Progress:

@@ -505,7 +505,7 @@ def test_a_forked_sweep_after_its_range_starts_the_child_before_making_its_plan(
     budgets = default_budgets(medium, params, points=9)
     alone = sweep(medium, params, budgets, runs=4, workers=1)
     if not after_range:
-        sweep_module._remember_shape(None, params, [], 0)  # (another session's: not this one's)
+        sweep_module._remember_shape(None, None, [], 0)  # (none kept)
     order: list[str] = []
     plan_of = sweep_module._Plan.of
     start = sweep_module._RunsChild.start
@@ -524,3 +524,10 @@ def test_a_forked_sweep_after_its_range_starts_the_child_before_making_its_plan(
     assert order == (["child", "plan"] if after_range else ["plan", "child"])
     alone.elapsed = shared.elapsed = 0.0
     assert shared == alone
+
+
+def test_a_sweep_session_keeps_nothing_of_its_session_after_it(medium: SessionAssembler) -> None:
+    from ctxview import sweep as sweep_module
+
+    sweep_session(medium, MODES[0], points=5, runs=3, workers=1)
+    assert sweep_module._SHAPE is None and sweep_module._REMEMBERED is None
