@@ -473,27 +473,18 @@ class SerializedCache:
         ``JSON.stringify``, and its pairing ids: a run reads all three of the same lists (one call per value
         and message through ``h16`` and ``pairing`` cost as much as the measuring).  ``values[i]`` gets the
         one of ``table``."""
-        assert self._estimate_of_json is not None
-        estimate_of_json = self._estimate_of_json
-        alive, tokens_of, h16_of, pairing_of = self._alive, self._tokens, self._h16, self._pairing
-        limit = self.limit
+        tokens_of, h16_of, pairing_of = self._tokens, self._h16, self._pairing  # (emptied in place past ``limit``)
+        measure, hold = self._measure, self._hold
         for index in indexes:
             message = messages[index]
             key = id(message)
-            if key not in alive:
-                if limit is not None and len(alive) >= limit:
-                    for held in (alive, tokens_of, h16_of, self._forms, pairing_of, self._answers):
-                        held.clear()
-                alive[key] = message
             tokens = tokens_of.get(key)
             value = h16_of.get(key)
             if tokens is None or value is None:
-                text, encoded = js_stringify_message_utf8(message)
-                tokens = tokens_of[key] = estimate_of_json(message, text)
-                value = h16_of[key] = h16_of_utf8(encoded)
+                tokens, value = measure(message)
             pairing = pairing_of.get(key)
             if pairing is None:
-                pairing = pairing_of[key] = pairing_view(message)
+                pairing = pairing_of[hold(message)] = pairing_view(message)
             values[index] = tokens if table is tokens_of else value if table is h16_of else pairing
 
     def answer_for(self, reader: Any, messages: Sequence[Any]) -> Any:
