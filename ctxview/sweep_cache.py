@@ -242,26 +242,29 @@ def save(assembler: SessionAssembler, params: Params, *, background: bool = Fals
     sweep reads the file: at 100,000 items its ~36 MB took 0.3–1 s of the first sweep); then True once
     that process is started.
     """
-    target = _target(assembler, params)
-    if target is None or target.plan.kept_across:
+    unsaved = _unsaved(assembler, params)
+    if unsaved is None:
         return False
-    whole = target.plan.whole_run()
-    if whole is None:
-        return False
-    if background and _start_writer(target, whole):
+    if background and _start_writer(*unsaved):
         return True
-    return _write(target, whole)
+    return _write(*unsaved)
 
 
 def start_save(assembler: SessionAssembler, params: Params, *, leave: Sequence[int] = ()) -> bool:
     """``save`` in a process of its own, or nothing: True once that process is started (a sweep's forked share,
     leaving when its runs are sent, writes the file so that the share that stays does not fork for it).
     ``leave``: descriptors that process must not hold (the pipe the share's runs go back through)."""
+    unsaved = _unsaved(assembler, params)
+    return unsaved is not None and _start_writer(*unsaved, leave)
+
+
+def _unsaved(assembler: SessionAssembler, params: Params) -> tuple[_Target, tuple[int, float]] | None:
+    """(where, the run at the whole session) of what this process learned and nobody keeps yet; None: nothing."""
     target = _target(assembler, params)
     if target is None or target.plan.kept_across:
-        return False
+        return None
     whole = target.plan.whole_run()
-    return whole is not None and _start_writer(target, whole, leave)
+    return None if whole is None else (target, whole)
 
 
 def saved_elsewhere(assembler: SessionAssembler, params: Params) -> None:
