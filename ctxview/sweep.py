@@ -115,13 +115,13 @@ def budget_range(assembler: SessionAssembler, params: Params, *, workers: int | 
 def _range_runs(assembler: SessionAssembler, params: Params, workers: int | None = None) -> tuple[int, int]:
     first = _run(assembler, params)
     low, high = _range_of(first)
-    _remember_shape(assembler.session, params, column(first.decisions, "key"), high)
+    _SHAPE.put(assembler.session, _shape_key(params), (column(first.decisions, "key"), high))
     top_params = replace(params, token_budget=high)
     reserved = max(0, params.reserved_tokens)
     sweep_cache.prime(assembler, params)  # what an earlier sweep of this database state learned at the top
     known = sweep_cache.known_cut(assembler, top_params)  # (that run's own outcome, kept: it is not run again)
     if known is not None:
-        _remember(None)
+        _TOP.clear()
         return low, known + reserved
     # (a forked process where one helps; the render cache file's values of the messages where it keeps them)
     measuring = sweep_measure.start(
@@ -137,58 +137,51 @@ def _range_runs(assembler: SessionAssembler, params: Params, workers: int | None
         before = clamp.get("serializedTokensBefore")
         if isinstance(before, int) and before > high - reserved:
             sweep_cache.note_cut(assembler, top_params, before)
-            _remember(None)
+            _TOP.clear()
             return low, before + reserved
-    _remember((assembler.session, top_params, top))  # the sweep's top exact run, usually: run once, not twice
+    _TOP.put(assembler.session, top_params, top)  # the sweep's top exact run, usually: run once, not twice
     return low, high
 
 
-# The last top run of ``budget_range`` (session, params, trace), handed to the sweep that follows it:
-# a run depends on nothing but the session and the params, so the same pair gives the same trace.
-_REMEMBERED: tuple[Any, Params, Trace] | None = None
-_REMEMBERED_LOCK = threading.Lock()
+class _Handoff:
+    """One value ``budget_range`` hands to the sweep that follows it, for one session and one key: taken once by
+    the sweep of the same pair (a run depends on nothing but the session and the params), and let go of at the
+    end of ``sweep_session`` (it holds the session)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: tuple[Any, Any, Any] | None = None  # (session, key, value)
+
+    def put(self, session: Any, key: Any, value: Any) -> None:
+        with self._lock:
+            self._held = (session, key, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held = None
+
+    def held(self) -> bool:
+        return self._held is not None
+
+    def take(self, session: Any, key: Any) -> Any:
+        """The value kept for exactly this session and key (then no longer kept); None: none."""
+        with self._lock:
+            held = self._held
+            if held is None or held[0] is not session or held[1] != key:
+                return None
+            self._held = None
+            return held[2]
 
 
-def _remember(entry: tuple[Any, Params, Trace] | None) -> None:
-    global _REMEMBERED
-    with _REMEMBERED_LOCK:
-        _REMEMBERED = entry
+# the last top run of ``budget_range`` (key: its params; the trace), the sweep's top exact run when at that budget
+_TOP = _Handoff()
+# what the sweep needs before its plan to start its forked runs (key: the params with no budget; the decisions' key
+# column its runs share, and the budget from which every item is selected)
+_SHAPE = _Handoff()
 
 
-# What the sweep that follows ``budget_range`` needs before its plan to start its forked runs: (session, params with
-# no budget, the decisions' key column its runs share, the budget from which every item is selected).
-_SHAPE: tuple[Any, Params, list[str], int] | None = None
-
-
-def _remember_shape(session: Any, params: Params | None, keys: list[str], whole: int) -> None:
-    """Keep the shape for the next sweep (``params`` None: let go of the one kept, and its session)."""
-    global _SHAPE
-    with _REMEMBERED_LOCK:
-        _SHAPE = None if params is None else (session, replace(params, token_budget=0), keys, whole)
-
-
-def _recall_shape(assembler: SessionAssembler, params: Params) -> tuple[list[str], int] | None:
-    """(key column, the whole session's budget) a run of this session with these params (any budget) gave (taken:
-    handed out once)."""
-    global _SHAPE
-    with _REMEMBERED_LOCK:
-        shape, _SHAPE = _SHAPE, None
-    if shape is None or shape[0] is not assembler.session or shape[1] != replace(params, token_budget=0):
-        return None
-    return shape[2], shape[3]
-
-
-def _recall(assembler: SessionAssembler, params: Params) -> Trace | None:
-    """The remembered run of exactly this session and these params (taken: it is handed out once)."""
-    global _REMEMBERED
-    with _REMEMBERED_LOCK:
-        if _REMEMBERED is None:
-            return None
-        session, remembered, trace = _REMEMBERED
-        if session is not assembler.session or remembered != params:
-            return None
-        _REMEMBERED = None
-        return trace
+def _shape_key(params: Params) -> Params:
+    return replace(params, token_budget=0)
 
 
 def _run(assembler: SessionAssembler, params: Params) -> Trace:
@@ -272,7 +265,8 @@ def sweep(
     exact = set(budgets if runs is None else spaced_subset(budgets, runs))
     ordered = [budget for budget in budgets if budget in exact]
     outcomes: dict[int, _ExactRun] = {}
-    top_trace = _recall(assembler, replace(params, token_budget=budgets[-1])) if budgets[-1] in exact else None
+    top_params = replace(params, token_budget=budgets[-1])
+    top_trace = _TOP.take(assembler.session, top_params) if budgets[-1] in exact else None
     if top_trace is not None:
         outcomes[budgets[-1]] = _ExactRun.of(top_trace)
     pending = [budget for budget in ordered if budget not in outcomes]
@@ -290,7 +284,7 @@ def sweep(
     if processes > 1:
         # the children start before the plan is made (this process makes it meanwhile) when the range's run told
         # what they need of it: the key column the runs share (not sent back) and where every item is selected
-        shape = _recall_shape(assembler, params)
+        shape = _SHAPE.take(assembler.session, _shape_key(params))
         if shape is None:
             plan = planned()
             shape = plan.keys, plan.base + plan.total + plan.reserved
@@ -441,8 +435,8 @@ def sweep_session(
         return sweep(assembler, params, spaced(low, high, points), runs=runs, workers=workers,
                      progress=counted if progress is not None else None)
     finally:
-        _remember(None)
-        _remember_shape(None, None, [], 0)
+        _TOP.clear()
+        _SHAPE.clear()
 
 
 class _Progress:

@@ -454,11 +454,11 @@ def test_a_cancelled_sweep_keeps_no_remembered_run(medium: SessionAssembler) -> 
 
     with pytest.raises(SweepCancelled):
         sweep_session(medium, MODES[1], points=9, runs=4, workers=1, progress=lambda done, total: done < 1)
-    assert sweep_module._REMEMBERED is None
+    assert not sweep_module._TOP.held()
     default_budgets(medium, MODES[1], points=9)
-    assert sweep_module._REMEMBERED is not None  # held for the sweep that follows …
+    assert sweep_module._TOP.held()  # held for the sweep that follows …
     sweep_session(medium, MODES[1], points=9, runs=2, workers=1, high=30_000)
-    assert sweep_module._REMEMBERED is None  # … and dropped by a sweep that ends elsewhere
+    assert not sweep_module._TOP.held()  # … and dropped by a sweep that ends elsewhere
 
 
 def test_automatic_workers_fork_only_where_a_core_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -505,7 +505,7 @@ def test_a_forked_sweep_after_its_range_starts_the_child_before_making_its_plan(
     budgets = default_budgets(medium, params, points=9)
     alone = sweep(medium, params, budgets, runs=4, workers=1)
     if not after_range:
-        sweep_module._remember_shape(None, None, [], 0)  # (none kept)
+        sweep_module._SHAPE.clear()  # (none kept)
     order: list[str] = []
     plan_of = sweep_module._Plan.of
     start = sweep_module._RunsChild.start
@@ -530,4 +530,4 @@ def test_a_sweep_session_keeps_nothing_of_its_session_after_it(medium: SessionAs
     from ctxview import sweep as sweep_module
 
     sweep_session(medium, MODES[0], points=5, runs=3, workers=1)
-    assert sweep_module._SHAPE is None and sweep_module._REMEMBERED is None
+    assert not sweep_module._SHAPE.held() and not sweep_module._TOP.held()
